@@ -1,0 +1,58 @@
+"""The event: one scored example whose true label has become known.
+
+Events are what every window, monitor and detector consumes. They are plain values: the
+Kafka decoder, the simulator and the replay reader all produce them, and the core never needs
+to know where they came from.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+
+def check_label(value: object, name: str = "y_true") -> int:
+    """Return a 0/1 label as an int, or raise ``ValueError`` naming the argument.
+
+    ``True``/``False`` are accepted (they are 1/0); anything else outside {0, 1} is refused.
+    """
+    if value in (0, 1) and not isinstance(value, float | complex):
+        return int(value)  # type: ignore[call-overload, no-any-return]
+    raise ValueError(f"{name} must be 0 or 1, got {value!r}")
+
+
+def check_score(value: object, name: str = "y_score") -> float:
+    """Return a finite real score as a float, or raise ``ValueError`` naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    score = float(value)
+    if not math.isfinite(score):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return score
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A labelled, scored example.
+
+    Attributes:
+        y_true: the true class, 0 or 1.
+        y_score: the model's score, any finite real (higher means "more positive").
+        y_pred: the model's crisp prediction, or None to derive it from the score and the
+            monitor's threshold.
+        ts: event time in seconds since the epoch, if the producer sent one.
+    """
+
+    y_true: int
+    y_score: float
+    y_pred: int | None = None
+    ts: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "y_true", check_label(self.y_true, "y_true"))
+        object.__setattr__(self, "y_score", check_score(self.y_score, "y_score"))
+        if self.y_pred is not None:
+            object.__setattr__(self, "y_pred", check_label(self.y_pred, "y_pred"))
+        if self.ts is not None and not math.isfinite(self.ts):
+            raise ValueError(f"ts must be a finite number of seconds, got {self.ts!r}")
