@@ -18,7 +18,7 @@ def check_label(value: object, name: str = "y_true") -> int:
     ``True``/``False`` are accepted (they are 1/0); anything else outside {0, 1} is refused.
     """
     if value in (0, 1) and not isinstance(value, float | complex):
-        return int(value)  # type: ignore[call-overload, no-any-return]
+        return int(value)
     raise ValueError(f"{name} must be 0 or 1, got {value!r}")
 
 

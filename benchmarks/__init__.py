@@ -1,0 +1,1 @@
+"""Seeded benchmarks, run by ``python -m benchmarks`` (see README); outside the test run."""

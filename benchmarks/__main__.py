@@ -1,0 +1,46 @@
+"""Run every benchmark and print its table: ``python -m benchmarks [--quick] [name ...]``.
+
+Each module under ``benchmarks/`` exposes ``main(quick: bool) -> None``. Ratios against the
+reference implementations are measured in the same run, so they mean something on a shared,
+noisy machine where absolute times do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import sys
+
+BENCHMARKS = ("auc", "confusion", "normalization")
+
+
+def _machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("names", nargs="*", choices=[*BENCHMARKS, []], help="which to run")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
+    args = parser.parse_args(argv)
+    print(f"# driftwatch benchmarks\n\nMachine: {_machine()}\n")
+    for name in args.names or BENCHMARKS:
+        print(f"## {name}\n")
+        importlib.import_module(f"benchmarks.{name}").main(quick=args.quick)
+        print()
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
