@@ -4,7 +4,7 @@ import subprocess
 import sys
 import textwrap
 
-FORBIDDEN = ("kafka", "prometheus_client", "pydantic", "pydantic_settings", "yaml", "socket")
+FORBIDDEN = ("kafka", "prometheus_client", "pydantic", "pydantic_settings", "yaml")
 
 
 def test_core_imports_no_io_library() -> None:

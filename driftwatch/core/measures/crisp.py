@@ -33,13 +33,16 @@ Count = TypeVar("Count", int, FloatArray)
 Measure = Callable[[int, int, int, int], float]
 
 
-def _div(num: Count, den: Count) -> float | FloatArray:
+Number = int | float | FloatArray
+
+
+def _div(num: Number, den: Number) -> float | FloatArray:
     """num / den, NaN where den is 0."""
     if isinstance(den, np.ndarray):
         out = np.full(np.broadcast(num, den).shape, np.nan)
         np.divide(num, den, out=out, where=den != 0)
         return out
-    return num / den if den else math.nan  # type: ignore[operator]
+    return num / den if den else math.nan
 
 
 def _sqrt(value: float | FloatArray) -> float | FloatArray:
@@ -119,11 +122,9 @@ def mcc(tp: Count, fp: Count, fn: Count, tn: Count) -> float | FloatArray:
     """
     outer = (tp + fp) * (tn + fn)  # predicted positives × predicted negatives
     inner = (tp + fn) * (tn + fp)  # P × N
-    if isinstance(outer, np.ndarray):
-        product = outer * inner
-    else:
-        product = float(outer) * float(inner)
-    return _div(tp * tn - fp * fn, _sqrt(product))  # type: ignore[arg-type]
+    # Both paths round once, when the two exact pair products are multiplied.
+    product = outer * inner if isinstance(outer, np.ndarray) else float(outer) * float(inner)
+    return _div(tp * tn - fp * fn, _sqrt(product))
 
 
 def kappa_m(tp: int, fp: int, fn: int, tn: int) -> float:

@@ -1,0 +1,319 @@
+"""The prequential window: the last d events, seen by AUC and the crisp measures alike.
+
+Prequential evaluation (paper 000, §3; paper 002, §3) measures a deployed classifier on the
+most recent d labelled events only, so the value tracks the classifier's current performance
+instead of averaging over its whole history. Every measure driftwatch reports for a model is
+computed over the *same* window: one deque of events feeds both the AUC pair count
+(:class:`~driftwatch.core.measures.auc.AUCPairs`) and the confusion counts, and an arriving
+event evicts the oldest one from both at once. AUC and κ can therefore be compared at any
+moment, and a restored checkpoint restores them together.
+
+References:
+    Brzezinski, D., Stefanowski, J. (2017). Prequential AUC (paper 000), Algorithm 1.
+    Bifet, A. et al. (2015). Efficient online evaluation of big data stream classifiers
+    (paper 002), §5 (κ, κm, κper and the persistent classifier, §5.4.1).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from driftwatch.core.events import check_label, check_score
+from driftwatch.core.measures.auc import AUCPairs
+from driftwatch.core.measures.crisp import CONFUSION_MEASURES, CRISP_MEASURES, kappa_per
+
+MEASURE_NAMES: tuple[str, ...] = ("auc", *CRISP_MEASURES)
+"""Everything :meth:`PrequentialWindow.measures` reports, in its order."""
+
+STATE_VERSION = 1
+"""Version of :meth:`PrequentialWindow.export_state`'s format; restore refuses any other."""
+
+_INF = math.inf
+
+_STATE_KEYS = frozenset({"version", "size", "threshold", "events", "label_before_window"})
+
+# The confusion counts live in one list indexed by 2·label + prediction, so the hot path
+# updates a count with one index operation and no branching on the four cells.
+_TN, _FP, _FN, _TP = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class ConfusionCounts:
+    """The window's confusion matrix (positive class = label 1)."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def positives(self) -> int:
+        """P = TP + FN, the events labelled 1."""
+        return self.tp + self.fn
+
+    @property
+    def negatives(self) -> int:
+        """N = FP + TN, the events labelled 0."""
+        return self.fp + self.tn
+
+
+def _check_size(size: object) -> int:
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise ValueError(f"size must be an integer ≥ 1, got {size!r}")
+    return int(size)
+
+
+class PrequentialWindow:
+    """AUC and every crisp measure over the last ``size`` events of a stream.
+
+    Each :meth:`update` appends one labelled, scored event; once ``size`` events are held, the
+    oldest is evicted from the AUC pair count and the confusion counts in the same call, so
+    all measures always describe the same events. Arguments are validated before anything
+    changes: a rejected event raises ``ValueError`` naming the argument and leaves the window
+    exactly as it was.
+
+    The window also counts ``persistent_hits``, the events whose label equals the label of the
+    event immediately before them *in the stream* (even when that predecessor has already left
+    the window): the accuracy numerator of the persistent classifier that κper compares
+    against (paper 002, §5.4.1). The first event of a stream has no predecessor, so the
+    persistent classifier has nothing to predict from, and it counts as a miss.
+
+    Parameters:
+        size: d, the number of most recent events measured (≥ 1).
+        threshold: the crisp prediction for an event that arrives without one is
+            ``y_score >= threshold``.
+
+    Costs, with d = ``size``:
+
+    ========================================  ==========
+    method / property                         cost
+    ========================================  ==========
+    :meth:`update`                            O(log d)
+    ``auc``, ``confusion``, class counts      O(1)
+    :meth:`measure`, :meth:`measures`         O(1)
+    :meth:`export_state`                      O(d)
+    :meth:`from_state`                        O(d log d)
+    ========================================  ==========
+
+    Examples:
+        >>> window = PrequentialWindow(size=3)
+        >>> for y_true, y_score in [(1, 0.8), (0, 0.6), (1, 0.4), (0, 0.2)]:
+        ...     window.update(y_true, y_score)
+        >>> len(window), window.positives, window.negatives
+        (3, 1, 2)
+        >>> window.auc  # 0.4 is above 0.2 but below 0.6
+        0.5
+        >>> window.confusion
+        ConfusionCounts(tp=0, fp=1, fn=1, tn=1)
+        >>> window.measure("accuracy")
+        0.3333333333333333
+    """
+
+    __slots__ = ("_counts", "_events", "_hits", "_label_before", "_pairs", "_size", "_threshold")
+
+    def __init__(self, size: int = 1000, threshold: float = 0.5) -> None:
+        self._size = _check_size(size)
+        self._threshold = check_score(threshold, "threshold")
+        # (y_true, y_score, y_pred) per event, oldest first; the deque is unbounded because
+        # eviction has to update the counts, which a maxlen deque would do silently.
+        self._events: deque[tuple[int, float, int]] = deque()
+        self._pairs = AUCPairs()
+        self._counts = [0, 0, 0, 0]
+        self._hits = 0
+        # Label of the event just before the oldest one held (None before any eviction): the
+        # oldest event's persistent hit depends on it, and nothing else remembers it.
+        self._label_before: int | None = None
+
+    @property
+    def size(self) -> int:
+        """d, the capacity of the window."""
+        return self._size
+
+    @property
+    def threshold(self) -> float:
+        """The score at or above which an event without a prediction is predicted positive."""
+        return self._threshold
+
+    def update(self, y_true: int, y_score: float, y_pred: int | None = None) -> None:
+        """Append one event, evicting the oldest if the window is full. O(log d).
+
+        Parameters:
+            y_true: the true label, 0 or 1 (``True``/``False`` accepted).
+            y_score: the model's score, a finite real number.
+            y_pred: the model's crisp prediction, 0 or 1; None derives it from the score as
+                ``y_score >= threshold``.
+
+        Raises:
+            ValueError: an argument is invalid; the message names it and the window is left
+                unchanged.
+        """
+        # Exact int/float arguments take an inline check; anything else goes through the
+        # shared validators, which accept the same values (tests/core/test_window.py). The
+        # shortcut skips their ABC isinstance checks, the costly part of validation, on the
+        # path nearly every event takes.
+        if type(y_true) is int and 0 <= y_true <= 1:
+            label = y_true
+        else:
+            label = check_label(y_true, "y_true")
+        if type(y_score) is float and -_INF < y_score < _INF:  # NaN fails both comparisons
+            score = y_score
+        else:
+            score = check_score(y_score, "y_score")
+        if y_pred is None:
+            pred = 1 if score >= self._threshold else 0
+        else:
+            pred = check_label(y_pred, "y_pred")
+        # Everything below is validated input: no exception can leave the window half-updated.
+        events = self._events
+        counts = self._counts
+        pairs = self._pairs
+        if len(events) == self._size:
+            old_label, old_score, old_pred = events.popleft()
+            pairs.remove(old_label, old_score)
+            counts[2 * old_label + old_pred] -= 1
+            if old_label == self._label_before:
+                self._hits -= 1
+            self._label_before = old_label
+        previous = events[-1][0] if events else self._label_before
+        if label == previous:
+            self._hits += 1
+        events.append((label, score, pred))
+        pairs.add(label, score)
+        counts[2 * label + pred] += 1
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @property
+    def positives(self) -> int:
+        """P, the events labelled 1 in the window."""
+        return self._pairs.positives
+
+    @property
+    def negatives(self) -> int:
+        """N, the events labelled 0 in the window."""
+        return self._pairs.negatives
+
+    @property
+    def confusion(self) -> ConfusionCounts:
+        """TP, FP, FN, TN over the window."""
+        counts = self._counts
+        return ConfusionCounts(tp=counts[_TP], fp=counts[_FP], fn=counts[_FN], tn=counts[_TN])
+
+    @property
+    def persistent_hits(self) -> int:
+        """Events in the window whose label equals their predecessor's in the stream.
+
+        The first event of the stream has no predecessor and counts as a miss.
+        """
+        return self._hits
+
+    @property
+    def auc(self) -> float:
+        """Prequential AUC over the window, exact with ties; NaN without both classes."""
+        return self._pairs.auc
+
+    def measure(self, name: str) -> float:
+        """One measure by name: ``"auc"`` or any name in ``CRISP_MEASURES``. O(1).
+
+        Raises:
+            ValueError: unknown name.
+        """
+        if name == "auc":
+            return self._pairs.auc
+        counts = self._counts
+        tp, fp, fn, tn = counts[_TP], counts[_FP], counts[_FN], counts[_TN]
+        if name == "kappa_per":
+            return kappa_per(tp, fp, fn, tn, self._hits)
+        function = CONFUSION_MEASURES.get(name)
+        if function is None:
+            raise ValueError(f"name must be one of {', '.join(MEASURE_NAMES)}; got {name!r}")
+        return function(tp, fp, fn, tn)
+
+    def measures(self) -> dict[str, float]:
+        """Every measure, ``"auc"`` first then ``CRISP_MEASURES`` in order. O(1)."""
+        counts = self._counts
+        tp, fp, fn, tn = counts[_TP], counts[_FP], counts[_FN], counts[_TN]
+        values = {"auc": self._pairs.auc}
+        for name, function in CONFUSION_MEASURES.items():
+            values[name] = function(tp, fp, fn, tn)
+        values["kappa_per"] = kappa_per(tp, fp, fn, tn, self._hits)
+        return values
+
+    def export_state(self) -> dict[str, Any]:
+        """The window as JSON-serializable plain data; :meth:`from_state` restores it. O(d).
+
+        Keys: ``version``, ``size``, ``threshold``, ``events`` (``[y_true, y_score, y_pred]``
+        lists, oldest first, with the prediction as it was resolved on arrival) and
+        ``label_before_window``, the label of the stream's event just before the oldest one
+        held (None if the oldest held is the stream's first event). That label is the only
+        thing outside the window the measures depend on: the oldest event's persistent hit.
+        """
+        return {
+            "version": STATE_VERSION,
+            "size": self._size,
+            "threshold": self._threshold,
+            "events": [list(event) for event in self._events],
+            "label_before_window": self._label_before,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> PrequentialWindow:
+        """Rebuild a window from :meth:`export_state`'s output. O(d log d).
+
+        The restored window holds the same events, counts and values, and behaves identically
+        on any continuation of the stream.
+
+        Raises:
+            ValueError: the state is malformed; the message says which part.
+        """
+        if not isinstance(state, Mapping):
+            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
+        missing = sorted(_STATE_KEYS - state.keys())
+        if missing:
+            raise ValueError(f"state is missing keys {missing}")
+        unknown = sorted(map(repr, state.keys() - _STATE_KEYS))
+        if unknown:
+            raise ValueError(f"state has unknown keys {', '.join(unknown)}")
+        if state["version"] != STATE_VERSION:
+            raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
+        try:
+            window = cls(size=state["size"], threshold=state["threshold"])
+        except ValueError as error:
+            raise ValueError(f"state {error}") from error
+        events = state["events"]
+        if isinstance(events, str | bytes) or not isinstance(events, Sequence):
+            raise ValueError(f"state events must be a list, got {type(events).__name__}")
+        if len(events) > window.size:
+            raise ValueError(
+                f"state events: {len(events)} events do not fit a window of size {window.size}"
+            )
+        before = state["label_before_window"]
+        if before is not None:
+            if not events:
+                raise ValueError("state label_before_window must be None for an empty window")
+            before = check_label(before, "state label_before_window")
+        window._label_before = before
+        for i, event in enumerate(events):
+            if isinstance(event, str | bytes) or not isinstance(event, Sequence) or len(event) != 3:
+                raise ValueError(
+                    f"state events[{i}] must be [y_true, y_score, y_pred], got {event!r}"
+                )
+            y_true, y_score, y_pred = event
+            # Validate with the element's own name; update() would name only the argument.
+            check_label(y_true, f"state events[{i}] y_true")
+            check_score(y_score, f"state events[{i}] y_score")
+            check_label(y_pred, f"state events[{i}] y_pred")
+            window.update(y_true, y_score, y_pred)
+        return window
+
+    def __repr__(self) -> str:
+        return (
+            f"PrequentialWindow(size={self._size}, threshold={self._threshold}): "
+            f"{len(self._events)} events, P={self.positives}, N={self.negatives}"
+        )
