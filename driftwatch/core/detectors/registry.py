@@ -1,0 +1,180 @@
+"""Detectors by name: the built-ins plus plug-ins from the ``driftwatch.detectors`` group.
+
+The settings file names detectors (``detector: adwin``); this module turns a name into a
+class. A third-party package adds a detector by subclassing
+:class:`~driftwatch.core.detectors.base.Detector` and declaring an entry point::
+
+    [project.entry-points."driftwatch.detectors"]
+    cusum = "my_package.cusum:Cusum"
+
+The entry point's name must equal the class's ``name``. Built-in names cannot be replaced.
+
+**Broken plug-ins never break the registry.** An entry point that fails to import, does not
+point at a concrete ``Detector`` subclass, disagrees with the class's ``name``, tries to
+replace a built-in, or is declared by two distributions is left out of :func:`available`
+and logged at WARNING level (:func:`plugin_errors` lists them), so one bad package cannot
+take down every monitor. Asking for such a detector by name with :func:`get` or
+:func:`create` raises :class:`DetectorPluginError` (a ``ValueError``) that explains what is
+wrong with it, with the original exception chained.
+
+**No caching.** Every call reads the installed distributions' metadata afresh (a few
+milliseconds: call it at configuration time, not per event), so a plug-in installed while
+the process runs, or a directory added to ``sys.path``, is found by the next call. The only
+cache involved is the standard library's directory-listing cache, keyed on modification
+time; ``importlib.invalidate_caches()`` clears it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from driftwatch.core.detectors.adwin import ADWIN
+from driftwatch.core.detectors.base import Detector
+from driftwatch.core.detectors.ddm import DDM
+from driftwatch.core.detectors.page_hinkley import PageHinkley
+
+__all__ = [
+    "BUILTINS",
+    "ENTRY_POINT_GROUP",
+    "DetectorPluginError",
+    "available",
+    "create",
+    "get",
+    "plugin_errors",
+]
+
+ENTRY_POINT_GROUP = "driftwatch.detectors"
+
+BUILTINS: Mapping[str, type[Detector]] = MappingProxyType(
+    {cls.name: cls for cls in (PageHinkley, ADWIN, DDM)}
+)
+"""The detectors shipped with driftwatch, by name."""
+
+_log = logging.getLogger(__name__)
+
+
+class DetectorPluginError(ValueError):
+    """A detector plug-in is installed under the requested name but cannot be used."""
+
+
+def available() -> dict[str, type[Detector]]:
+    """Every usable detector by name: the built-ins, then the plug-ins sorted by name.
+
+    Broken plug-ins are left out and logged (see the module docstring).
+    """
+    plugins, problems = _scan()
+    for problem in problems.values():
+        _log.warning("%s", problem.message)
+    return {**BUILTINS, **dict(sorted(plugins.items()))}
+
+
+def plugin_errors() -> dict[str, str]:
+    """Plug-ins that cannot be used, by entry-point name, with the reason."""
+    return {name: problem.message for name, problem in _scan()[1].items()}
+
+
+def get(name: str) -> type[Detector]:
+    """The detector class registered as ``name``.
+
+    Raises ``ValueError`` listing the known names when ``name`` is unknown, and
+    :class:`DetectorPluginError` when it names a broken plug-in.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a detector name (a string), got {name!r}")
+    builtin = BUILTINS.get(name)
+    if builtin is not None:
+        return builtin
+    plugins, problems = _scan()
+    if name in plugins:
+        return plugins[name]
+    if name in problems:
+        raise DetectorPluginError(problems[name].message) from problems[name].cause
+    known = ", ".join(sorted({*BUILTINS, *plugins}))
+    raise ValueError(f"unknown detector {name!r}; known detectors: {known}")
+
+
+def create(name: str, **params: Any) -> Detector:
+    """A new detector ``name`` built with ``params`` (defaults for the others).
+
+    Raises ``ValueError`` for an unknown or broken detector, a parameter it does not take
+    (naming it and listing those it does), or an invalid parameter value.
+    """
+    cls = get(name)
+    accepted = cls.parameter_names()
+    for key in params:
+        if key not in accepted:
+            raise ValueError(
+                f"detector {name!r} has no parameter {key!r}; "
+                f"parameters: {', '.join(accepted) or '(none)'}"
+            )
+    return cls(**params)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+class _Problem(NamedTuple):
+    message: str
+    cause: BaseException | None = None
+
+
+def _describe(ep: EntryPoint) -> str:
+    dist = ep.dist
+    origin = f" (from {dist.name} {dist.version})" if dist is not None else ""
+    return f"entry point '{ep.name} = {ep.value}'{origin}"
+
+
+def _scan() -> tuple[dict[str, type[Detector]], dict[str, _Problem]]:
+    """Load every plug-in: (usable classes by name, problems by name for the others)."""
+    by_name: dict[str, list[EntryPoint]] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        builtin = BUILTINS.get(ep.name)
+        if builtin is not None and ep.value == f"{builtin.__module__}:{builtin.__qualname__}":
+            continue  # the built-in itself, should a packaging of driftwatch declare it
+        by_name.setdefault(ep.name, []).append(ep)
+
+    plugins: dict[str, type[Detector]] = {}
+    problems: dict[str, _Problem] = {}
+    for name, eps in by_name.items():
+        if name in BUILTINS:
+            problems[name] = _Problem(
+                f"detector plug-in {_describe(eps[0])} would replace the built-in detector "
+                f"{name!r}; ignored"
+            )
+        elif len(eps) > 1:
+            sources = "; ".join(_describe(ep) for ep in eps)
+            problems[name] = _Problem(
+                f"detector plug-in {name!r} is declared more than once: {sources}"
+            )
+        else:
+            result = _load(eps[0])
+            if isinstance(result, _Problem):
+                problems[name] = result
+            else:
+                plugins[name] = result
+    return plugins, problems
+
+
+def _load(ep: EntryPoint) -> type[Detector] | _Problem:
+    """The plug-in's class, or why it cannot be used."""
+    where = f"detector plug-in {_describe(ep)}"
+    try:
+        obj = ep.load()
+    except Exception as exc:  # a plug-in's import may fail in any way: report, don't crash
+        return _Problem(f"{where} failed to load: {type(exc).__name__}: {exc}", exc)
+    if not (isinstance(obj, type) and issubclass(obj, Detector)):
+        return _Problem(f"{where} is not a subclass of driftwatch's Detector: {obj!r}")
+    if inspect.isabstract(obj):
+        return _Problem(f"{where} is abstract: {obj.__qualname__}")
+    declared = getattr(obj, "name", None)
+    if declared != ep.name:
+        return _Problem(
+            f"{where}: the class declares name {declared!r}, which must equal the entry "
+            f"point's name {ep.name!r}"
+        )
+    return obj
