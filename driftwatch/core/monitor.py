@@ -1,0 +1,423 @@
+"""The per-model monitor: one window, its measures, their detectors, and the alarms.
+
+A :class:`Monitor` is the pure heart of the agent. It takes events one by one, keeps the
+prequential window (AUC and the confusion matrix over the same last ``window_size`` events),
+and every ``sample_every`` events samples the watched measures, normalizes them for the
+window's class ratio (paper 003, eq. 10), feeds each measure's detectors, and converts each
+normalized floor into the raw threshold that means the same thing at the current P:N. What it
+finds comes back as :class:`Alarm` values; it never logs, exports or sleeps: the agent does that.
+
+Its whole state can be exported as plain data and restored exactly, so the agent can
+checkpoint it and resume after a restart as if it had never stopped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from driftwatch.core.detectors import registry
+from driftwatch.core.detectors.base import Detector, DetectorState
+from driftwatch.core.events import Event
+from driftwatch.core.measures.crisp import CRISP_MEASURES, NORMALIZABLE
+from driftwatch.core.normalization import normalize, threshold
+from driftwatch.core.window import PrequentialWindow
+
+STATE_VERSION = 1
+"""Version of :meth:`Monitor.export_state`'s format; restore refuses any other."""
+
+ERROR_STREAM = "error_stream"
+"""Pseudo-measure: the per-event crisp error (1 when the prediction is wrong), DDM's input."""
+
+MEASURES: tuple[str, ...] = ("auc", *CRISP_MEASURES)
+"""Every measure a monitor reports, in a stable order."""
+
+WATCHABLE: tuple[str, ...] = (*MEASURES, ERROR_STREAM)
+
+HIGHER_IS_WORSE = frozenset({"error", ERROR_STREAM})
+"""Measures whose rise is bad; for every other measure a drop is bad."""
+
+UNIT_RANGE = frozenset(
+    {"auc", "accuracy", "error", "precision", "recall", "specificity", "balanced_accuracy",
+     "gmean", "harmonic_mean", "f1", ERROR_STREAM}
+)
+"""Measures whose raw values always lie in [0, 1] (κ, κm, κper and MCC can go negative)."""
+
+Direction = Literal["down", "up", "both"]
+Level = Literal["warning", "drift", "threshold"]
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorSpec:
+    """A detector to build from the registry: its name and constructor parameters."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """How one measure is watched.
+
+    Attributes:
+        measure: a name from :data:`WATCHABLE`.
+        detectors: the detectors fed with this measure's samples.
+        normalized: feed the class-ratio-normalized value instead of the raw one (only for
+            measures paper 003 normalizes).
+        direction: the change that matters; None means the measure's bad direction (a drop,
+            or a rise for error). Passed to every detector that takes a ``direction``.
+        floor: a floor on the normalized scale (e.g. 0.8: "above 80 % of all confusion
+            matrices at this class ratio"); turned into a raw threshold at every sample and
+            raising a ``threshold`` alarm when the measure falls below it.
+    """
+
+    measure: str
+    detectors: tuple[DetectorSpec, ...] = ()
+    normalized: bool = False
+    direction: Direction | None = None
+    floor: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.measure not in WATCHABLE:
+            raise ValueError(f"measure must be one of {', '.join(WATCHABLE)}; got {self.measure!r}")
+        normalizable = self.measure in NORMALIZABLE
+        if self.normalized and not normalizable:
+            raise ValueError(
+                f"normalized: {self.measure} has no class-ratio normalization; "
+                f"only {', '.join(NORMALIZABLE)} do"
+            )
+        if self.floor is not None:
+            if not normalizable:
+                raise ValueError(f"floor: {self.measure} has no class-ratio normalization")
+            if not 0.0 <= self.floor <= 1.0:
+                raise ValueError(f"floor must be in [0, 1] (a normalized value), got {self.floor}")
+        if self.direction not in (None, "down", "up", "both"):
+            raise ValueError(f"direction must be down, up or both, got {self.direction!r}")
+        unit_input = self.normalized or self.measure in UNIT_RANGE
+        for spec in self.detectors:
+            detector_type = registry.get(spec.name)
+            bounds = detector_type.input_range
+            if bounds is not None and not unit_input and bounds == (0.0, 1.0):
+                raise ValueError(
+                    f"detectors: {spec.name} needs inputs in [0, 1] but {self.measure} can "
+                    "leave [0, 1]; watch its normalized value instead"
+                )
+
+    @property
+    def effective_direction(self) -> Direction:
+        if self.direction is not None:
+            return self.direction
+        return "up" if self.measure in HIGHER_IS_WORSE else "down"
+
+
+DEFAULT_WATCHES: tuple[Watch, ...] = (
+    Watch("auc", (DetectorSpec("page_hinkley"), DetectorSpec("adwin"))),
+    Watch("gmean", (DetectorSpec("page_hinkley"),), normalized=True),
+)
+"""Provisional: replaced by the defaults chosen with ``benchmarks/detection.py``."""
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorConfig:
+    """What one monitor computes and watches. The defaults are argued in ``defaults.py``."""
+
+    window_size: int = 1000
+    sample_every: int = 100
+    threshold: float = 0.5
+    watches: tuple[Watch, ...] = DEFAULT_WATCHES
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.window_size, int) or self.window_size < 1:
+            raise ValueError(f"window_size must be an integer ≥ 1, got {self.window_size!r}")
+        if not isinstance(self.sample_every, int) or self.sample_every < 1:
+            raise ValueError(f"sample_every must be an integer ≥ 1, got {self.sample_every!r}")
+        if not math.isfinite(self.threshold):
+            raise ValueError(f"threshold must be finite, got {self.threshold!r}")
+        measures = [w.measure for w in self.watches]
+        for measure in measures:
+            if measures.count(measure) > 1:
+                # Alarms and metrics are keyed by (measure, detector): one watch per measure.
+                raise ValueError(f"watches: {measure} is watched twice; give one watch several "
+                                 "detectors instead")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MonitorConfig:
+        watches = tuple(
+            Watch(
+                measure=w["measure"],
+                detectors=tuple(DetectorSpec(d["name"], dict(d["params"])) for d in w["detectors"]),
+                normalized=w["normalized"],
+                direction=w["direction"],
+                floor=w["floor"],
+            )
+            for w in data["watches"]
+        )
+        return cls(
+            window_size=data["window_size"],
+            sample_every=data["sample_every"],
+            threshold=data["threshold"],
+            watches=watches,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Alarm:
+    """A detector or threshold that changed state: what the agent logs, counts and exports."""
+
+    model: str
+    measure: str
+    detector: str  # a registry name, or "threshold"
+    level: Level
+    value: float  # the raw measure value at the sample
+    normalized: float  # its class-ratio-normalized value (NaN when not normalizable)
+    positives: int
+    negatives: int
+    event_count: int  # events the monitor had processed when the alarm fired
+    event_time: float | None  # ``ts`` of the event that triggered the sample
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """An immutable picture of one monitor, safe to read from another thread."""
+
+    model: str
+    events: int
+    positives: int
+    negatives: int
+    values: Mapping[str, float]  # every measure of MEASURES, raw
+    normalized: Mapping[str, float]  # every NORMALIZABLE measure
+    thresholds: Mapping[str, float]  # raw thresholds of the watched floors
+    detector_states: Mapping[tuple[str, str], str]  # (measure, detector) → stable/warning/drift
+    alarms: Mapping[tuple[str, str, str], int]  # (measure, detector, level) → count
+    last_event_time: float | None
+    last_alarm_time: float | None
+
+
+class _WatchState:
+    """The live part of one watch: its detectors and whether it is below its floor."""
+
+    __slots__ = ("below_floor", "detectors", "quiet_until", "threshold", "watch")
+
+    def __init__(self, watch: Watch) -> None:
+        self.watch = watch
+        self.detectors: list[Detector] = [_build(spec, watch) for spec in watch.detectors]
+        self.quiet_until = [0] * len(self.detectors)  # event count before which drifts repeat
+        self.below_floor = False
+        self.threshold = math.nan
+
+
+def _build(spec: DetectorSpec, watch: Watch) -> Detector:
+    params = dict(spec.params)
+    if "direction" in registry.get(spec.name).parameter_names() and "direction" not in params:
+        params["direction"] = watch.effective_direction
+    return registry.create(spec.name, **params)
+
+
+class Monitor:
+    """Watches one model's events.
+
+    Cost per event: O(log d) for the window (d = ``window_size``), plus, once every
+    ``sample_every`` events, one O(P) normalization per normalized or floored measure and one
+    detector update per watching detector. The ``error_stream`` pseudo-measure feeds its
+    detectors at every event.
+
+    Parameters:
+        model: the model id, carried into every alarm.
+        config: what to compute and watch.
+    """
+
+    __slots__ = ("_alarm_counts", "_error_watches", "_events", "_last_alarm_time",
+                 "_last_event_time", "_sampled_watches", "_window", "config", "model")
+
+    def __init__(self, model: str, config: MonitorConfig) -> None:
+        self.model = model
+        self.config = config
+        self._window = PrequentialWindow(config.window_size, config.threshold)
+        states = [_WatchState(w) for w in config.watches]
+        self._error_watches = [s for s in states if s.watch.measure == ERROR_STREAM]
+        self._sampled_watches = [s for s in states if s.watch.measure != ERROR_STREAM]
+        self._events = 0
+        self._alarm_counts: dict[tuple[str, str, str], int] = {}
+        self._last_event_time: float | None = None
+        self._last_alarm_time: float | None = None
+
+    @property
+    def window(self) -> PrequentialWindow:
+        return self._window
+
+    @property
+    def events(self) -> int:
+        return self._events
+
+    def update(self, event: Event) -> list[Alarm]:
+        """Take one event; return the alarms it raised (usually none)."""
+        window = self._window
+        window.update(event.y_true, event.y_score, event.y_pred)
+        self._events += 1
+        if event.ts is not None:
+            self._last_event_time = event.ts
+        alarms: list[Alarm] = []
+        if self._error_watches:
+            y_pred = event.y_pred
+            if y_pred is None:
+                y_pred = int(event.y_score >= self.config.threshold)
+            error = float(y_pred != event.y_true)
+            for state in self._error_watches:
+                self._feed(state, error, math.nan, event, alarms)
+        if self._events % self.config.sample_every == 0:
+            self._sample(event, alarms)
+        return alarms
+
+    def _sample(self, event: Event, alarms: list[Alarm]) -> None:
+        window = self._window
+        positives, negatives = window.positives, window.negatives
+        for state in self._sampled_watches:
+            watch = state.watch
+            value = window.measure(watch.measure)
+            norm = math.nan
+            if watch.normalized or watch.floor is not None:
+                norm = normalize(watch.measure, positives, negatives, value)
+            if watch.floor is not None:
+                state.threshold = threshold(watch.measure, positives, negatives, watch.floor)
+                below = not math.isnan(value) and value < state.threshold
+                if below and not state.below_floor:
+                    alarms.append(self._alarm(watch.measure, "threshold", "threshold",
+                                              value, norm, event))
+                state.below_floor = below
+            self._feed(state, norm if watch.normalized else value, norm, event, alarms,
+                       raw=value)
+
+    def _feed(self, state: _WatchState, x: float, norm: float, event: Event,
+              alarms: list[Alarm], raw: float | None = None) -> None:
+        if math.isnan(x):  # an undefined window tells the detectors nothing
+            return
+        value = x if raw is None else raw
+        for index, detector in enumerate(state.detectors):
+            before = detector.state
+            level = detector.update(x)
+            # An alarm is a state change: a drift (which lasts one step), or entering warning.
+            # A windowed measure keeps showing an old change until the window has refilled,
+            # and a detector that keeps its window (ADWIN) reports it again at later checks:
+            # drifts less than one window after the detector's previous drift are the same
+            # episode and raise no new alarm.
+            if level is DetectorState.DRIFT:
+                repeated = self._events < state.quiet_until[index]
+                state.quiet_until[index] = self._events + self.config.window_size
+                if not repeated:
+                    alarms.append(self._alarm(state.watch.measure, detector.name, "drift",
+                                              value, norm, event))
+            elif level is DetectorState.WARNING and before is not DetectorState.WARNING:
+                alarms.append(self._alarm(state.watch.measure, detector.name, "warning",
+                                          value, norm, event))
+
+    def _alarm(self, measure: str, detector: str, level: Level, value: float, norm: float,
+               event: Event) -> Alarm:
+        key = (measure, detector, level)
+        self._alarm_counts[key] = self._alarm_counts.get(key, 0) + 1
+        if event.ts is not None:
+            self._last_alarm_time = event.ts
+        return Alarm(self.model, measure, detector, level, value, norm,
+                     self._window.positives, self._window.negatives, self._events, event.ts)
+
+    def snapshot(self) -> Snapshot:
+        """The current values, computed now from the window (O(P) per normalized measure)."""
+        window = self._window
+        positives, negatives = window.positives, window.negatives
+        values = window.measures()
+        normalized = {m: normalize(m, positives, negatives, values[m]) for m in NORMALIZABLE}
+        thresholds = {s.watch.measure: s.threshold for s in self._sampled_watches
+                      if s.watch.floor is not None}
+        states = {
+            (s.watch.measure, d.name): d.state.name.lower()
+            for s in (*self._error_watches, *self._sampled_watches)
+            for d in s.detectors
+        }
+        return Snapshot(self.model, self._events, positives, negatives, values, normalized,
+                        thresholds, states, dict(self._alarm_counts), self._last_event_time,
+                        self._last_alarm_time)
+
+    def export_state(self) -> dict[str, Any]:
+        """Everything needed to continue exactly where this monitor is, as plain data."""
+        watches = [*self._error_watches, *self._sampled_watches]
+        return {
+            "version": STATE_VERSION,
+            "model": self.model,
+            "config": self.config.to_dict(),
+            "window": self._window.export_state(),
+            "events": self._events,
+            "watches": [
+                {
+                    "measure": s.watch.measure,
+                    "detectors": [d.export_state() for d in s.detectors],
+                    "quiet_until": s.quiet_until,
+                    "below_floor": s.below_floor,
+                    "threshold": s.threshold,
+                }
+                for s in watches
+            ],
+            "alarms": [[*key, count] for key, count in sorted(self._alarm_counts.items())],
+            "last_event_time": self._last_event_time,
+            "last_alarm_time": self._last_alarm_time,
+        }
+
+    @classmethod
+    def restore(cls, state: Mapping[str, Any], config: MonitorConfig | None = None) -> Monitor:
+        """Rebuild a monitor from :meth:`export_state`; refuses another format version.
+
+        With ``config`` different from the saved one (the settings changed between runs) the
+        monitor takes the new configuration with fresh detectors, but keeps its events, its
+        counters and as much of its window as the new size holds, so a restart is never blind
+        for a whole window.
+        """
+        version = state.get("version") if isinstance(state, Mapping) else None
+        if version != STATE_VERSION:
+            raise ValueError(
+                f"monitor state has format version {version!r}; this driftwatch reads "
+                f"version {STATE_VERSION} only"
+            )
+        try:
+            saved = MonitorConfig.from_dict(state["config"])
+            if config is not None and config != saved:
+                return cls._reconfigured(state, config)
+            monitor = cls(state["model"], saved)
+            monitor._window = PrequentialWindow.from_state(state["window"])
+            monitor._events = int(state["events"])
+            live = [*monitor._error_watches, *monitor._sampled_watches]
+            saved = state["watches"]
+            if len(saved) != len(live):
+                raise ValueError("watches do not match the configuration")
+            for live_state, saved_state in zip(live, saved, strict=True):
+                if saved_state["measure"] != live_state.watch.measure:
+                    raise ValueError("watches do not match the configuration")
+                live_state.detectors = [
+                    type(d).from_state(s)
+                    for d, s in zip(live_state.detectors, saved_state["detectors"], strict=True)
+                ]
+                live_state.quiet_until = [int(q) for q in saved_state["quiet_until"]]
+                live_state.below_floor = bool(saved_state["below_floor"])
+                live_state.threshold = float(saved_state["threshold"])
+            monitor._alarm_counts = {
+                (m, d, lvl): int(c) for m, d, lvl, c in state["alarms"]
+            }
+            monitor._last_event_time = state["last_event_time"]
+            monitor._last_alarm_time = state["last_alarm_time"]
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"monitor state is malformed: {error!r}") from error
+        return monitor
+
+    @classmethod
+    def _reconfigured(cls, state: Mapping[str, Any], config: MonitorConfig) -> Monitor:
+        monitor = cls(state["model"], config)
+        saved_window = PrequentialWindow.from_state(state["window"])
+        for y_true, y_score, y_pred in saved_window.export_state()["events"]:
+            monitor._window.update(y_true, y_score, y_pred)
+        monitor._events = int(state["events"])
+        monitor._alarm_counts = {(m, d, lvl): int(c) for m, d, lvl, c in state["alarms"]}
+        monitor._last_event_time = state["last_event_time"]
+        monitor._last_alarm_time = state["last_alarm_time"]
+        return monitor
