@@ -1,0 +1,1 @@
+"""The shell around the core: Kafka, Prometheus, checkpoints, alarm publishing."""

@@ -1,0 +1,863 @@
+"""Kafka at the edge: the record source, its commit policy, and the dead-letter and alarm producers.
+
+The agent's main loop is a handful of lines (STYLE.md, after Quix Streams)::
+
+    with KafkaSource(consumer_config, topics=[topic], on_assigned=restore) as source:
+        while not stopping:
+            for record in source.poll():
+                handle(record)           # decode, update the monitor, maybe dead-letter
+                source.store(record)     # only now is the record's offset eligible for commit
+            source.maybe_commit()
+
+Delivery is at-least-once (DESIGN.md, "Running it"): an offset is committed only after
+:meth:`KafkaSource.store` was called for its record, which the agent does once the event is
+in its monitor. After a crash or a failed commit the records since the last commit are
+delivered again; nothing is skipped.
+
+Built on kafka-python 3.0 (``KafkaConsumer``/``KafkaProducer``). Behaviour of that client this
+module relies on, verified against a real broker (tests/io/test_kafka.py):
+
+- When the broker goes away, ``KafkaConsumer.poll`` does not raise: it returns nothing after
+  its timeout while its IO thread reconnects with exponential backoff
+  (``reconnect_backoff_ms`` → ``reconnect_backoff_max_ms``), logging every failed attempt at
+  ERROR level. The assignment and the group state it reports stay as they were, so neither
+  tells that the broker is gone: :attr:`KafkaSource.ready` therefore rests on requests of our
+  own (see :meth:`KafkaSource.lag`).
+- Constructing a consumer or producer while the broker is unreachable raises
+  ``KafkaTimeoutError`` after ``bootstrap_timeout_ms``; ``commit``, ``end_offsets`` and
+  ``KafkaProducer.flush`` raise ``KafkaTimeoutError`` after their timeout.
+- Rebalance listeners run on the client's IO thread. A synchronous listener cannot call
+  blocking consumer methods (``commit()`` raises ``RuntimeError`` there), so the commit on
+  revoke goes through an ``AsyncConsumerRebalanceListener`` awaiting ``commit_async``.
+- When the broker comes back and no longer knows the member (a restarted broker that keeps
+  its group state in memory), the consumer's heartbeat is refused, the partitions are
+  reported lost and the consumer rejoins by itself on the next polls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, NamedTuple
+
+from kafka import (  # type: ignore[import-untyped]
+    AsyncConsumerRebalanceListener,
+    KafkaConsumer,
+    KafkaProducer,
+)
+from kafka import TopicPartition as _KafkaTopicPartition
+from kafka.errors import KafkaError  # type: ignore[import-untyped]
+from kafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
+
+from driftwatch.io.decode import Rejected
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+
+class TopicPartition(NamedTuple):
+    """A topic and partition; a typed twin of ``kafka.TopicPartition``.
+
+    It compares and hashes equal to kafka-python's namedtuple with the same fields, so either
+    can key the same dict.
+    """
+
+    topic: str
+    partition: int
+
+
+OnAssigned = Callable[[set[TopicPartition]], Mapping[TopicPartition, int] | None]
+"""``on_assigned(partitions) -> {partition: offset} | None``: called with newly assigned
+partitions; the offsets it returns (the next offset to read, e.g. from a checkpoint) are seeked
+to, and the other partitions resume from the group's committed offsets."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One consumed Kafka record: where it came from and its raw bytes."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: int
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+class CommitPolicy:
+    """When to commit stored offsets: every ``every_records`` records or ``every_seconds``.
+
+    Whichever comes first; nothing is due while nothing new was stored. Committing less often
+    costs duplicates after a crash (everything since the last commit is delivered again),
+    committing more often costs a coordinator round trip each time.
+
+    Defaults, and why:
+
+    - ``every_seconds=5.0``: a crash replays at most about five seconds of traffic, as with
+      Kafka's own ``auto.commit.interval.ms`` default; a commit is one request to the group
+      coordinator (about a millisecond on a LAN), so 0.2 commits/s is no load at all.
+    - ``every_records=10_000``: under full load (kafka-python consumes ~48k records/s on the
+      2-core machines of TOOLS.md) that is a commit every ~0.2 s, still well under 1 % of the
+      loop's time, and a crash replays at most ten default windows (d = 1000) of events.
+
+    Parameters:
+        every_records: commit once this many records were stored since the last commit (≥ 1).
+        every_seconds: commit once this long has passed since the last commit (> 0) and
+            something was stored.
+        clock: monotonic seconds; injectable for tests.
+
+    Example:
+        >>> now = [0.0]
+        >>> policy = CommitPolicy(every_records=3, every_seconds=10.0, clock=lambda: now[0])
+        >>> policy.stored(2); policy.due()
+        False
+        >>> policy.stored(); policy.due()
+        True
+        >>> policy.committed(); policy.stored(); now[0] = 10.0; policy.due()
+        True
+    """
+
+    def __init__(
+        self,
+        every_records: int = 10_000,
+        every_seconds: float = 5.0,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        if every_records < 1:
+            raise ValueError(f"every_records must be >= 1, got {every_records!r}")
+        if not every_seconds > 0:
+            raise ValueError(f"every_seconds must be > 0, got {every_seconds!r}")
+        self.every_records = every_records
+        self.every_seconds = every_seconds
+        self.clock = clock
+        self._pending = 0
+        self._since = clock()
+
+    def stored(self, count: int = 1) -> None:
+        """Count records whose offsets were stored since the last commit. O(1)."""
+        self._pending += count
+
+    def due(self) -> bool:
+        """Whether the stored offsets should be committed now. O(1)."""
+        if self._pending == 0:
+            return False
+        return (
+            self._pending >= self.every_records or self.clock() - self._since >= self.every_seconds
+        )
+
+    def committed(self) -> None:
+        """Start counting again (after a commit, or after a failed one to retry later)."""
+        self._pending = 0
+        self._since = self.clock()
+
+    def __repr__(self) -> str:
+        return (
+            f"CommitPolicy(every_records={self.every_records}, every_seconds={self.every_seconds})"
+        )
+
+
+class KafkaSource:
+    """Consume records from Kafka in a consumer group, committing only processed offsets.
+
+    Lifecycle:
+
+    - Construction does no I/O. The first :meth:`poll` creates the ``KafkaConsumer`` and
+      subscribes (``topics`` or ``pattern``); joining the group happens inside later polls.
+    - :meth:`poll` returns a batch of :class:`Record`, or an empty list after at most about
+      ``poll_timeout_s`` (plus, when a probe is due, ``request_timeout_s``).
+    - :meth:`store` marks a record processed: its offset + 1 becomes the partition's offset to
+      commit. :meth:`commit` commits the stored offsets, and only those; :meth:`maybe_commit`
+      does so when the :class:`CommitPolicy` says it is due.
+    - On a rebalance, the stored offsets of revoked partitions are committed before the
+      partitions go (records fetched but not stored are delivered again to the next owner),
+      and ``on_assigned`` is called with the new partitions; the offsets it returns are seeked
+      to, so the agent resumes from its checkpoint rather than from the group's commit.
+      Partitions *lost* (the broker evicted the member) are dropped without a commit.
+    - :meth:`close` (or leaving the ``with`` block) commits the stored offsets, then leaves
+      the group and closes the consumer, each bounded by ``request_timeout_s``.
+
+    Failure behaviour: broker trouble never raises out of :meth:`poll`, :meth:`commit`,
+    :meth:`lag` or :meth:`close`. If the consumer cannot be created, or ``KafkaConsumer.poll``
+    raises, the source backs off exponentially (``backoff_initial_s`` doubling up to
+    ``backoff_max_s``) and poll returns ``[]`` meanwhile. The same two values bound
+    kafka-python's own reconnect backoff (``reconnect_backoff_ms``/``..._max_ms``) unless
+    ``consumer_config`` sets them. A commit that fails keeps the offsets stored and is retried
+    at the policy's next due time; if the process dies first, the records are redelivered.
+    Exceptions raised by ``on_assigned`` are re-raised from :meth:`poll` (a bug there must be
+    seen); the partitions then resume from the group's committed offsets.
+
+    :attr:`ready` is True when the broker is reachable and partitions are assigned. Since
+    kafka-python shows no outage through its public state, reachability is what the last
+    broker interaction said: records arriving, a successful join, commit or probe make it
+    True; a failed one makes it False. While no records arrive, the source probes the broker
+    (``end_offsets`` of its partitions, which also refreshes :meth:`lag`) every
+    ``probe_interval_s``, and, once unreachable, at exponentially backed-off intervals.
+
+    Threading: use one source from one thread (the agent's loop). Rebalance callbacks, and
+    therefore ``on_assigned``, run on kafka-python's IO thread while that loop is blocked in
+    :meth:`poll` or :meth:`close`; ``on_assigned`` must return quickly (well within
+    ``session_timeout_ms``).
+
+    Parameters:
+        consumer_config: ``KafkaConsumer`` keyword arguments (built by the settings); must
+            include ``group_id``. ``enable_auto_commit`` is forced off (True is refused) and
+            deserializers are refused: records carry raw bytes.
+        topics: topics to subscribe to; exactly one of ``topics`` and ``pattern``.
+        pattern: regular expression of topics to subscribe to.
+        on_assigned: see :data:`OnAssigned`.
+        commit_policy: when :meth:`maybe_commit` commits; a default :class:`CommitPolicy`.
+        poll_timeout_s: longest wait for records in one :meth:`poll`. It bounds how late the
+            loop notices a stop flag, and must stay well below ``max_poll_interval_ms``
+            together with the time to process one batch.
+        max_records: most records per :meth:`poll`; None uses ``max_poll_records``.
+        backoff_initial_s: first retry delay after a failure.
+        backoff_max_s: longest retry delay.
+        probe_interval_s: how often the broker is probed while idle, and how long
+            :meth:`lag` results are cached.
+        request_timeout_s: bound on each blocking broker call made from the loop (consumer
+            creation, commit, end offsets, close).
+        clock: monotonic seconds; injectable for tests.
+
+    Defaults, and why:
+
+    - ``poll_timeout_s=1.0``: SIGTERM is noticed within about a second (Kubernetes grants
+      30 s), a time-based commit is at most a second late, and an idle loop wakes once a
+      second, which costs nothing. One poll plus one batch (500 records at ~20 µs each,
+      ~10 ms) stays far below ``max_poll_interval_ms``, even the 5 s that Tansu needs
+      (TOOLS.md).
+    - ``backoff_initial_s=0.5``, ``backoff_max_s=30.0``: a broker restart or leader move takes
+      seconds, so the first retry comes quickly; during a long outage each replica tries at
+      most twice a minute and notices recovery at most 30 s late. 30 s is also
+      kafka-python's own ``reconnect_backoff_max_ms`` default.
+    - ``probe_interval_s=5.0``: :attr:`ready` turns False within about 5 s (+ one request
+      timeout) of an outage, inside one period of Kubernetes' default 10 s readiness probe;
+      lag is refreshed more often than a 15 s Prometheus scrape; one ``ListOffsets`` request
+      per 5 s is no load.
+    - ``request_timeout_s=5.0``: a healthy broker answers in milliseconds; with a dead one,
+      :meth:`close` (one commit, one leave-group) still ends within about 10 s, inside
+      Kubernetes' default 30 s termination grace period.
+    """
+
+    def __init__(
+        self,
+        consumer_config: Mapping[str, Any],
+        *,
+        topics: Sequence[str] = (),
+        pattern: str | None = None,
+        on_assigned: OnAssigned | None = None,
+        commit_policy: CommitPolicy | None = None,
+        poll_timeout_s: float = 1.0,
+        max_records: int | None = None,
+        backoff_initial_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        probe_interval_s: float = 5.0,
+        request_timeout_s: float = 5.0,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        if bool(topics) == (pattern is not None):
+            raise ValueError("give exactly one of topics and pattern")
+        if isinstance(topics, str):
+            raise ValueError(f"topics must be a sequence of names, got the string {topics!r}")
+        if not consumer_config.get("group_id"):
+            raise ValueError("consumer_config must set group_id: offsets are group commits")
+        if consumer_config.get("enable_auto_commit", False):
+            raise ValueError(
+                "consumer_config enable_auto_commit must be False: KafkaSource commits only "
+                "the offsets of processed records"
+            )
+        for name in ("key_deserializer", "value_deserializer"):
+            if consumer_config.get(name) is not None:
+                raise ValueError(f"consumer_config {name} is not supported: records are bytes")
+        for name, value in [
+            ("poll_timeout_s", poll_timeout_s),
+            ("backoff_initial_s", backoff_initial_s),
+            ("probe_interval_s", probe_interval_s),
+            ("request_timeout_s", request_timeout_s),
+        ]:
+            if not value > 0:
+                raise ValueError(f"{name} must be > 0, got {value!r}")
+        if not backoff_max_s >= backoff_initial_s:
+            raise ValueError(f"backoff_max_s must be >= backoff_initial_s, got {backoff_max_s!r}")
+        if max_records is not None and max_records < 1:
+            raise ValueError(f"max_records must be >= 1, got {max_records!r}")
+        self.consumer_config = dict(consumer_config)
+        self.topics = tuple(topics)
+        self.pattern = pattern
+        self.on_assigned = on_assigned
+        self.commit_policy = commit_policy if commit_policy is not None else CommitPolicy()
+        self.poll_timeout_s = poll_timeout_s
+        self.max_records = max_records
+        self.backoff_initial_s = backoff_initial_s
+        self.backoff_max_s = backoff_max_s
+        self.probe_interval_s = probe_interval_s
+        self.request_timeout_s = request_timeout_s
+        self.clock = clock
+
+        self._consumer: Any = None  # KafkaConsumer, created by the first poll
+        self._closed = False
+        # Written by the rebalance listener on kafka-python's IO thread, read by the loop.
+        self._lock = threading.Lock()
+        self._assigned: set[TopicPartition] = set()
+        self._stored: dict[TopicPartition, int] = {}
+        self._hook_error: BaseException | None = None
+        self._reachable = False
+        self._failures = 0
+        self._retry_at = -math.inf  # no new consumer / poll before this clock time
+        self._probe_at = -math.inf  # next probe of the broker (end offsets)
+        self._lag: dict[tuple[str, int], int] = {}
+        self._lag_at = -math.inf
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """True when the broker is reachable and this member has partitions assigned."""
+        return self._consumer is not None and self._reachable and bool(self._assigned)
+
+    @property
+    def reachable(self) -> bool:
+        """What the last interaction with the broker said (see the class docstring)."""
+        return self._consumer is not None and self._reachable
+
+    @property
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions currently assigned to this member."""
+        with self._lock:
+            return frozenset(self._assigned)
+
+    @property
+    def stored_offsets(self) -> dict[TopicPartition, int]:
+        """Offsets stored and not yet committed: partition → next offset to read."""
+        with self._lock:
+            return dict(self._stored)
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def poll(self) -> list[Record]:
+        """Return the next batch of records (possibly empty); never raises for broker trouble.
+
+        Blocks at most about ``poll_timeout_s``, or ``request_timeout_s`` more when creating
+        the consumer or probing the broker. Raises only if the source is closed or
+        ``on_assigned`` raised.
+        """
+        if self._closed:
+            raise RuntimeError("KafkaSource is closed")
+        now = self.clock()
+        if now < self._retry_at:
+            time.sleep(min(self._retry_at - now, self.poll_timeout_s))
+            return []
+        consumer = self._consumer if self._consumer is not None else self._connect()
+        if consumer is None:
+            return []
+        try:
+            batches = consumer.poll(
+                timeout_ms=int(self.poll_timeout_s * 1000),
+                max_records=self.max_records,
+            )
+        except KafkaError as exc:
+            self._failed("poll", exc, retry=True)
+            self._reraise_hook_error()
+            return []
+        self._reraise_hook_error()
+        records = [
+            Record(m.topic, m.partition, m.offset, m.key, m.value, m.timestamp)
+            for messages in batches.values()
+            for m in messages
+        ]
+        if records:
+            self._succeeded()
+        elif self.clock() >= self._probe_at:
+            self._probe()
+        return records
+
+    def store(self, record: Record) -> None:
+        """Mark ``record`` processed: commit up to and including it next time. O(1).
+
+        Call it in the order :meth:`poll` returned the records. A record of a partition no
+        longer assigned (revoked or lost since it was polled) is ignored: its new owner
+        commits that partition now.
+        """
+        tp = TopicPartition(record.topic, record.partition)
+        with self._lock:
+            if tp in self._assigned:
+                self._stored[tp] = record.offset + 1
+                self.commit_policy.stored()
+
+    def maybe_commit(self) -> bool:
+        """Commit when the commit policy says so; False only if a due commit failed."""
+        if not self.commit_policy.due():
+            return True
+        return self.commit()
+
+    def commit(self) -> bool:
+        """Commit the stored offsets now, blocking at most ``request_timeout_s``.
+
+        Returns True when everything stored is committed (or nothing was), False when the
+        commit failed: the offsets stay stored for the next attempt, which the policy delays
+        by one interval.
+        """
+        consumer = self._consumer
+        with self._lock:
+            stored = dict(self._stored)
+        if consumer is None or not stored:
+            self.commit_policy.committed()
+            return True
+        try:
+            consumer.commit(
+                _to_kafka_offsets(stored), timeout_ms=int(self.request_timeout_s * 1000)
+            )
+        except KafkaError as exc:
+            self.commit_policy.committed()  # retry after one more interval, not every loop
+            self._failed("commit", exc, retry=False)
+            return False
+        with self._lock:
+            for tp, offset in stored.items():
+                if self._stored.get(tp) == offset:
+                    del self._stored[tp]
+        self.commit_policy.committed()
+        self._succeeded()
+        return True
+
+    def lag(self) -> dict[tuple[str, int], int]:
+        """Records behind the end of each assigned partition: ``{(topic, partition): lag}``.
+
+        Lag is the partition's end offset minus this consumer's position, the offset of the
+        next record :meth:`poll` will return (records already returned but not yet stored
+        are not counted). The end offset is the larger of the broker's ``ListOffsets``
+        answer and the high watermark of the last fetch response (Tansu 0.6 undercounts the
+        former; Kafka gives the same for both). Values are cached for ``probe_interval_s``;
+        a refresh costs one ``ListOffsets`` request, blocking at most ``request_timeout_s``.
+        When the broker is unreachable the last known values are returned. Partitions
+        without a known position are left out.
+        """
+        if self._consumer is not None and self.clock() - self._lag_at >= self.probe_interval_s:
+            self._probe()
+        return dict(self._lag)
+
+    def close(self) -> None:
+        """Commit the stored offsets, leave the group and close the consumer; idempotent.
+
+        Each step is bounded by ``request_timeout_s``; if the broker is unreachable the commit
+        fails and the stored records will be delivered again (at-least-once). Never raises
+        for broker trouble.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        consumer = self._consumer
+        if consumer is None:
+            return
+        try:
+            self.commit()
+        finally:
+            with self._lock:
+                # Whatever did not get committed now will not be by the revoke callback that
+                # consumer.close() triggers either: don't wait a second time for a dead broker.
+                self._stored.clear()
+            try:
+                consumer.close(autocommit=False, timeout_ms=int(self.request_timeout_s * 1000))
+            except KafkaError as exc:
+                log.warning("closing the Kafka consumer failed: %s", exc)
+            self._consumer = None
+            self._reachable = False
+            with self._lock:
+                self._assigned.clear()
+
+    def __enter__(self) -> KafkaSource:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        what = f"topics={list(self.topics)}" if self.topics else f"pattern={self.pattern!r}"
+        return f"KafkaSource({what}, group_id={self.consumer_config['group_id']!r})"
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        config = dict(self.consumer_config)
+        config["enable_auto_commit"] = False
+        config.setdefault("reconnect_backoff_ms", int(self.backoff_initial_s * 1000))
+        config.setdefault("reconnect_backoff_max_ms", int(self.backoff_max_s * 1000))
+        # The constructor blocks until it has bootstrapped, by default for 30 s.
+        config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
+        try:
+            consumer = KafkaConsumer(**config)
+            listener = _Listener(self, consumer)
+            if self.topics:
+                consumer.subscribe(topics=list(self.topics), listener=listener)
+            else:
+                consumer.subscribe(pattern=self.pattern, listener=listener)
+        except KafkaError as exc:
+            self._failed("connect", exc, retry=True)
+            return None
+        log.info("Kafka consumer connected to %s", config.get("bootstrap_servers"))
+        self._consumer = consumer
+        self._succeeded()
+        return consumer
+
+    def _probe(self) -> None:
+        """Ask the broker for end offsets: refreshes lag and proves (or disproves) reachability."""
+        consumer = self._consumer
+        with self._lock:
+            partitions = sorted(self._assigned)
+        now = self.clock()
+        if consumer is None or not partitions:
+            self._lag, self._lag_at, self._probe_at = {}, now, now + self.probe_interval_s
+            return
+        timeout_ms = int(self.request_timeout_s * 1000)
+        try:
+            ends = consumer.end_offsets(
+                [_KafkaTopicPartition(*tp) for tp in partitions], timeout_ms=timeout_ms
+            )
+            lag: dict[tuple[str, int], int] = {}
+            for ktp, listed in ends.items():
+                # Tansu 0.6 answers ListOffsets(latest) with the last batch's base offset + 1,
+                # short of the end whenever that batch holds several records; the high
+                # watermark of the last fetch response is right there, and on Kafka the two
+                # agree, so the larger one is the end offset.
+                highwater = consumer.highwater(ktp)
+                end = max(listed or 0, highwater or 0)
+                position = consumer.position(ktp, timeout_ms=timeout_ms)
+                if position is not None:
+                    lag[(ktp.topic, ktp.partition)] = max(0, end - position)
+        except KafkaError as exc:
+            # Also IllegalStateError when a rebalance took a partition away meanwhile; the
+            # next probe will see the new assignment.
+            delay = self._backoff_delay()
+            self._failed("probe", exc, retry=False)
+            self._probe_at = self.clock() + delay
+            return
+        self._lag, self._lag_at = lag, self.clock()
+        self._probe_at = self._lag_at + self.probe_interval_s
+        self._succeeded()
+
+    def _succeeded(self) -> None:
+        if not self._reachable and self._failures:
+            log.info("Kafka broker reachable again")
+        self._reachable = True
+        self._failures = 0
+
+    def _failed(self, what: str, exc: BaseException, *, retry: bool) -> None:
+        delay = self._backoff_delay()
+        self._failures += 1
+        self._reachable = False
+        if retry:
+            self._retry_at = self.clock() + delay
+        log.warning(
+            "Kafka %s failed (%s: %s); %s",
+            what,
+            type(exc).__name__,
+            exc,
+            f"retrying in {delay:.1f} s" if retry else "will retry",
+        )
+
+    def _backoff_delay(self) -> float:
+        return min(self.backoff_initial_s * 2.0 ** min(self._failures, 62), self.backoff_max_s)
+
+    def _reraise_hook_error(self) -> None:
+        error, self._hook_error = self._hook_error, None
+        if error is not None:
+            raise error
+
+    # Rebalance callbacks, on kafka-python's IO thread (see _Listener).
+
+    async def _on_revoked(self, consumer: Any, revoked: Iterable[Any]) -> None:
+        partitions = {TopicPartition(tp.topic, tp.partition) for tp in revoked}
+        with self._lock:
+            stored = {tp: o for tp, o in self._stored.items() if tp in partitions}
+        if stored:
+            try:
+                # commit() would block the IO thread that must carry the request: await the
+                # asynchronous commit instead (bounded by the client's request_timeout_ms).
+                await consumer.commit_async(_to_kafka_offsets(stored))
+                log.info("committed %d partition(s) on revoke", len(stored))
+            except Exception as exc:  # the rebalance must go on whatever happened
+                log.warning(
+                    "commit on revoke failed (%s: %s): those records will be delivered again",
+                    type(exc).__name__,
+                    exc,
+                )
+        self._drop(partitions)
+
+    def _on_lost(self, lost: Iterable[Any]) -> None:
+        partitions = {TopicPartition(tp.topic, tp.partition) for tp in lost}
+        log.warning("partitions lost without commit (member evicted): %s", sorted(partitions))
+        self._drop(partitions)
+
+    def _drop(self, partitions: set[TopicPartition]) -> None:
+        with self._lock:
+            self._assigned -= partitions
+            for tp in partitions:
+                self._stored.pop(tp, None)
+            if not self._assigned:
+                self._lag = {}
+
+    def _on_assigned(self, consumer: Any, assigned: Iterable[Any]) -> None:
+        partitions = {TopicPartition(tp.topic, tp.partition) for tp in assigned}
+        with self._lock:
+            self._assigned |= partitions
+        self._succeeded()  # a completed join is a conversation with the coordinator
+        self._probe_at = -math.inf  # measure lag for the new assignment soon
+        log.info("partitions assigned: %s", sorted(partitions))
+        if self.on_assigned is None or not partitions:
+            return
+        try:
+            offsets = self.on_assigned(set(partitions))
+            for tp, offset in (offsets or {}).items():
+                if tp not in partitions:
+                    log.warning("on_assigned returned an offset for unassigned %s; ignored", tp)
+                    continue
+                consumer.seek(_KafkaTopicPartition(tp[0], tp[1]), offset)
+        except Exception as exc:
+            self._hook_error = exc
+
+
+class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
+    """Forwards kafka-python's rebalance callbacks (on its IO thread) to the source."""
+
+    def __init__(self, source: KafkaSource, consumer: Any) -> None:
+        self._source = source
+        self._consumer = consumer
+
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        await self._source._on_revoked(self._consumer, revoked)
+
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        self._source._on_assigned(self._consumer, assigned)
+
+    async def on_partitions_lost(self, lost: Any) -> None:
+        self._source._on_lost(lost)
+
+
+def _to_kafka_offsets(stored: Mapping[TopicPartition, int]) -> dict[Any, Any]:
+    return {
+        _KafkaTopicPartition(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)
+        for tp, offset in stored.items()
+    }
+
+
+# -- producers ------------------------------------------------------------------------------------
+
+
+class _Publisher:
+    """A best-effort ``KafkaProducer`` to one topic that never blocks the loop for long.
+
+    The producer is created on first use; if the broker is unreachable then, creation is
+    retried at most every ``retry_interval_s``. ``send`` is asynchronous: delivery failures
+    are logged and counted in :attr:`failed`, deliveries in :attr:`delivered`; nothing is
+    raised into the caller.
+    """
+
+    def __init__(
+        self,
+        producer_config: Mapping[str, Any],
+        topic: str,
+        *,
+        request_timeout_s: float = 5.0,
+        retry_interval_s: float = 5.0,
+    ) -> None:
+        if not topic:
+            raise ValueError("topic must be a non-empty topic name")
+        self.producer_config = dict(producer_config)
+        self.topic = topic
+        self.request_timeout_s = request_timeout_s
+        self.retry_interval_s = retry_interval_s
+        self._producer: Any = None
+        self._retry_at = -math.inf
+        self._lock = threading.Lock()
+        self.delivered = 0
+        self.failed = 0
+
+    def _send(
+        self, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]]
+    ) -> None:
+        producer = self._producer if self._producer is not None else self._connect()
+        if producer is None:
+            self._count(ok=False)
+            return
+        try:
+            future = producer.send(self.topic, key=key, value=value, headers=headers)
+        except (KafkaError, ValueError, TypeError) as exc:  # e.g. record too large
+            log.warning("sending to %s failed: %s", self.topic, exc)
+            self._count(ok=False)
+            return
+        future.add_callback(lambda _metadata: self._count(ok=True))
+        future.add_errback(lambda exc: self._errback(exc))
+
+    def _errback(self, exc: BaseException) -> None:
+        log.warning("delivery to %s failed: %s", self.topic, exc)
+        self._count(ok=False)
+
+    def _count(self, *, ok: bool) -> None:
+        with self._lock:
+            if ok:
+                self.delivered += 1
+            else:
+                self.failed += 1
+
+    def _connect(self) -> Any:
+        if time.monotonic() < self._retry_at:
+            return None
+        config = dict(self.producer_config)
+        timeout_ms = int(self.request_timeout_s * 1000)
+        # send() blocks up to max_block_ms for metadata (60 s by default); bootstrap, 30 s.
+        config.setdefault("max_block_ms", timeout_ms)
+        config.setdefault("bootstrap_timeout_ms", timeout_ms)
+        try:
+            self._producer = KafkaProducer(**config)
+        except KafkaError as exc:
+            self._retry_at = time.monotonic() + self.retry_interval_s
+            log.warning("cannot create a producer for %s: %s", self.topic, exc)
+            return None
+        return self._producer
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        """Wait until everything sent so far is delivered or failed; False on timeout."""
+        if self._producer is None:
+            return True
+        try:
+            self._producer.flush(timeout=self.request_timeout_s if timeout_s is None else timeout_s)
+        except KafkaError as exc:
+            log.warning("flushing %s: %s", self.topic, exc)
+            return False
+        return True
+
+    def close(self, timeout_s: float | None = None) -> None:
+        """Flush (bounded) and close; records still undelivered then are dropped and logged."""
+        producer, self._producer = self._producer, None
+        if producer is None:
+            return
+        timeout = self.request_timeout_s if timeout_s is None else timeout_s
+        try:
+            producer.close(timeout=timeout)
+        except KafkaError as exc:
+            # KafkaProducer.close() raises when its flush times out and then leaves its sender
+            # thread running; stop that thread without sending (kafka-python has no public
+            # way to), which fails the pending records, then close for real.
+            log.warning(
+                "closing the %s producer: %s; dropping undelivered records", self.topic, exc
+            )
+            sender = getattr(producer, "_sender", None)
+            if sender is not None:
+                sender.force_close()
+                sender.join(timeout)
+            with contextlib.suppress(KafkaError):
+                producer.close(timeout=0)
+
+    def __enter__(self) -> _Publisher:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+DEAD_LETTER_MAX_REQUEST_BYTES = 128 * 1024 * 1024
+"""The dead-letter producer's ``max_request_size``: above any record a consumer is likely to
+be handed (``events.max_record_bytes`` is at most 100 MiB), so that the producer never refuses
+to forward a record the broker accepted; see :class:`DeadLetter`."""
+
+
+class DeadLetter(_Publisher):
+    """Forward rejected records, raw, to a dead-letter topic (best effort).
+
+    The value and key are the original bytes; headers say why and where from:
+    ``reason`` (a :data:`~driftwatch.io.decode.REJECTION_REASONS` value), ``detail``,
+    ``source_topic``, ``source_partition``, ``source_offset`` (all UTF-8 text). A tombstone
+    without a key goes out with an empty value, since Kafka refuses a record with neither.
+
+    Delivery is asynchronous and best effort: failures are counted in :attr:`failed`, never
+    raised. For at-least-once dead-lettering, :meth:`flush` before committing the source's
+    offsets (a crash in between re-delivers and so re-dead-letters the record).
+
+    Parameters:
+        producer_config: ``KafkaProducer`` keyword arguments (no serializers: bytes go as is).
+        topic: the dead-letter topic.
+        request_timeout_s: bound on creating the producer, on ``send`` waiting for metadata,
+            and on :meth:`flush` / :meth:`close` by default.
+        retry_interval_s: least time between attempts to create the producer.
+
+    Record size: the records most worth a look (``too_large`` ones) are the biggest, and
+    kafka-python refuses anything above its ``max_request_size`` (1 MiB by default) before it
+    reaches the broker. The broker accepted each record on the source topic, so the producer
+    does not second-guess it: ``max_request_size`` defaults to
+    :data:`DEAD_LETTER_MAX_REQUEST_BYTES` here, and only the broker's limit on the
+    dead-letter topic (``max.message.bytes``) applies.
+    """
+
+    def __init__(
+        self,
+        producer_config: Mapping[str, Any],
+        topic: str,
+        *,
+        request_timeout_s: float = 5.0,
+        retry_interval_s: float = 5.0,
+    ) -> None:
+        config = dict(producer_config)
+        config.setdefault("max_request_size", DEAD_LETTER_MAX_REQUEST_BYTES)
+        super().__init__(config, topic, request_timeout_s=request_timeout_s,
+                         retry_interval_s=retry_interval_s)
+
+    def send(self, record: Record, rejected: Rejected) -> None:
+        """Queue ``record`` for the dead-letter topic with ``rejected``'s reason and detail."""
+        headers = [
+            ("reason", rejected.reason.encode()),
+            ("detail", rejected.detail.encode("utf-8", "replace")),
+            ("source_topic", record.topic.encode("utf-8", "replace")),
+            ("source_partition", str(record.partition).encode()),
+            ("source_offset", str(record.offset).encode()),
+        ]
+        value = record.value
+        if value is None and record.key is None:
+            value = b""  # Kafka refuses a record with neither key nor value
+        self._send(record.key, value, headers)
+
+
+class AlarmPublisher(_Publisher):
+    """Publish drift alarms as JSON objects to an alarms topic (best effort).
+
+    The record key is the alarm's ``model`` (so one model's alarms stay in order), the value
+    the alarm as JSON with sorted keys; non-finite floats become ``null`` (JSON has no NaN)
+    and values JSON cannot encode (datetimes, enums) their ``str()``. Failure behaviour and
+    parameters as for :class:`DeadLetter`.
+    """
+
+    def publish(self, alarm: Mapping[str, Any]) -> None:
+        """Queue one alarm, e.g. ``{"model": "churn", "measure": "auc", "state": "drift"}``."""
+        value = json.dumps(_finite(dict(alarm)), sort_keys=True, default=str, allow_nan=False)
+        model = alarm.get("model")
+        key = str(model).encode() if model is not None else None
+        self._send(key, value.encode(), [])
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,440 @@
+"""KafkaSource, DeadLetter and AlarmPublisher against a real broker (Tansu, one per test).
+
+Every wait is bounded; every server listens on 127.0.0.1. Group timing follows TOOLS.md:
+Tansu holds a JoinGroup for up to the rebalance timeout, which kafka-python takes from
+``max_poll_interval_ms``, so the tests use 5 s instead of the 300 s default.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+from kafka import TopicPartition as KafkaTopicPartition
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from driftwatch.io import kafka as kafka_module
+from driftwatch.io.decode import Rejected
+from driftwatch.io.kafka import (
+    AlarmPublisher,
+    CommitPolicy,
+    DeadLetter,
+    KafkaSource,
+    Record,
+    TopicPartition,
+)
+from tests.broker import TansuBroker, free_port
+
+TOPIC = "events"
+# Long enough for a group join on a loaded 2-core runner (a join takes 0.1-3 s here).
+WAIT_S = 20.0
+
+
+def group_config(bootstrap: str, group: str = "driftwatch") -> dict[str, Any]:
+    return {
+        "bootstrap_servers": bootstrap,
+        "group_id": group,
+        "auto_offset_reset": "earliest",
+        "max_poll_interval_ms": 5000,
+        "session_timeout_ms": 6000,
+        "heartbeat_interval_ms": 1000,
+    }
+
+
+def make_source(
+    bootstrap: str, group: str = "driftwatch", pattern: str | None = None, **kwargs: Any
+) -> KafkaSource:
+    options: dict[str, Any] = {
+        "poll_timeout_s": 0.2,
+        "backoff_initial_s": 0.1,
+        "backoff_max_s": 1.0,
+        "probe_interval_s": 0.3,
+        "request_timeout_s": 1.0,
+    }
+    options.update(kwargs)
+    topics = [] if pattern else [TOPIC]
+    return KafkaSource(group_config(bootstrap, group), topics=topics, pattern=pattern, **options)
+
+
+def create_topic(bootstrap: str, name: str = TOPIC, partitions: int = 1) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(name, partitions, 1)])
+    finally:
+        admin.close()
+
+
+def produce(
+    bootstrap: str,
+    values: Iterable[bytes],
+    partitions: int = 1,
+    topic: str = TOPIC,
+    *,
+    one_per_batch: bool = False,
+) -> list[bytes]:
+    """Send values round-robin over the partitions, in order within each; wait for acks."""
+    sent = list(values)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    try:
+        for i, value in enumerate(sent):
+            producer.send(topic, value=value, partition=i % partitions)
+            if one_per_batch:
+                producer.flush(timeout=10)
+        producer.flush(timeout=10)
+    finally:
+        producer.close(timeout=5)
+    return sent
+
+
+def values(prefix: str, count: int) -> list[bytes]:
+    return [f"{prefix}-{i}".encode() for i in range(count)]
+
+
+def poll_until(
+    sources: list[KafkaSource],
+    done: Callable[[list[Record]], bool],
+    *,
+    store: bool = True,
+    timeout_s: float = WAIT_S,
+) -> list[Record]:
+    """Poll every source in turn, storing what arrives, until ``done(records)`` or timeout."""
+    got: list[Record] = []
+    deadline = time.monotonic() + timeout_s
+    while not done(got):
+        assert time.monotonic() < deadline, f"timed out after {len(got)} records"
+        for source in sources:
+            for record in source.poll():
+                got.append(record)
+                if store:
+                    source.store(record)
+    return got
+
+
+def wait_until(
+    condition: Callable[[], bool], action: Callable[[], object], timeout_s: float
+) -> float:
+    """Run ``action`` until ``condition()`` holds; return the seconds it took."""
+    start = time.monotonic()
+    while not condition():
+        assert time.monotonic() - start < timeout_s, "condition not reached in time"
+        action()
+    return time.monotonic() - start
+
+
+def consume_all(bootstrap: str, topic: str, count: int) -> list[Any]:
+    """Read ``count`` records of a one-partition topic with a plain consumer (no group)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    try:
+        consumer.assign([KafkaTopicPartition(topic, 0)])
+        got: list[Any] = []
+        deadline = time.monotonic() + WAIT_S
+        while len(got) < count and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=200).values():
+                got.extend(batch)
+        return got
+    finally:
+        consumer.close()
+
+
+# -- pure parts ------------------------------------------------------------------------------------
+
+
+def test_commit_policy_counts_records_and_time() -> None:
+    now = [100.0]
+    policy = CommitPolicy(every_records=5, every_seconds=2.0, clock=lambda: now[0])
+    assert not policy.due()
+    now[0] += 10
+    assert not policy.due()  # time alone: nothing stored, nothing to commit
+    policy.stored(4)
+    assert policy.due()  # stored, and 10 s since the last commit
+    policy.committed()
+    policy.stored(4)
+    assert not policy.due()
+    policy.stored()
+    assert policy.due()
+    policy.committed()
+    policy.stored()
+    now[0] += 1.999
+    assert not policy.due()
+    now[0] += 0.001
+    assert policy.due()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "word"),
+    [({"every_records": 0}, "every_records"), ({"every_seconds": 0.0}, "every_seconds")],
+)
+def test_commit_policy_checks_parameters(kwargs: dict[str, Any], word: str) -> None:
+    with pytest.raises(ValueError, match=word):
+        CommitPolicy(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("config", "kwargs", "word"),
+    [
+        ({"group_id": "g"}, {}, "topics"),
+        ({"group_id": "g"}, {"topics": ["a"], "pattern": "b"}, "topics"),
+        ({}, {"topics": ["a"]}, "group_id"),
+        ({"group_id": "g", "enable_auto_commit": True}, {"topics": ["a"]}, "auto_commit"),
+        ({"group_id": "g", "value_deserializer": bytes}, {"topics": ["a"]}, "deserializer"),
+        ({"group_id": "g"}, {"topics": "abc"}, "string"),
+        ({"group_id": "g"}, {"topics": ["a"], "backoff_max_s": 0.01}, "backoff_max_s"),
+    ],
+)
+def test_source_checks_its_configuration(
+    config: dict[str, Any], kwargs: dict[str, Any], word: str
+) -> None:
+    with pytest.raises(ValueError, match=word):
+        KafkaSource(config, **kwargs)
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    assert doctest.testmod(kafka_module).failed == 0
+
+
+# -- against the broker ----------------------------------------------------------------------------
+
+
+def test_poll_in_order_commit_only_stored_and_resume_exactly_after(broker: TansuBroker) -> None:
+    create_topic(broker.bootstrap, partitions=2)
+    first = produce(broker.bootstrap, values("a", 100), partitions=2)
+    policy = CommitPolicy(every_records=60, every_seconds=3600)
+    with make_source(broker.bootstrap, commit_policy=policy) as source:
+        got = poll_until([source], lambda got: len(got) >= 100, store=False)
+        assert source.ready
+        for partition in (0, 1):
+            offsets = [r.offset for r in got if r.partition == partition]
+            assert offsets == list(range(50)), "each partition in order, without gaps"
+        assert sorted(r.value for r in got) == sorted(first)
+        assert all(r.topic == TOPIC and r.timestamp_ms > 0 and r.key is None for r in got)
+        # Processed: offsets 0..29 of each partition, and only those are stored.
+        processed = [r for r in got if r.offset < 30]
+        for record in processed[:-1]:
+            source.store(record)
+        assert source.maybe_commit() and source.stored_offsets, "59 stored: not due yet"
+        source.store(processed[-1])
+        assert source.stored_offsets == {TopicPartition(TOPIC, 0): 30, TopicPartition(TOPIC, 1): 30}
+        assert source.maybe_commit()  # 60 stored: due
+        assert source.stored_offsets == {}
+        # close() commits nothing more: offsets 30..49 were never stored.
+
+    second = produce(broker.bootstrap, values("b", 20), partitions=2)
+    with make_source(broker.bootstrap) as source:
+        again = poll_until([source], lambda got: len(got) >= 60)
+        time.sleep(0.5)  # anything duplicated would arrive now
+        again += source.poll()
+    unprocessed = [r.value for r in got if r.offset >= 30]
+    assert sorted(r.value for r in again) == sorted(unprocessed + second)
+
+
+def test_on_assigned_offsets_are_seeked_to(broker: TansuBroker) -> None:
+    create_topic(broker.bootstrap, partitions=2)
+    produce(broker.bootstrap, values("a", 20), partitions=2)
+    calls: list[set[TopicPartition]] = []
+
+    def restore(partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        calls.append(partitions)
+        return {TopicPartition(TOPIC, 0): 7}  # partition 1: the group's commit (none: earliest)
+
+    with make_source(broker.bootstrap, on_assigned=restore) as source:
+        got = poll_until([source], lambda got: len(got) >= 13)
+    assert calls == [{TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}]
+    assert [r.offset for r in got if r.partition == 0] == [7, 8, 9]
+    assert [r.offset for r in got if r.partition == 1] == list(range(10))
+
+
+def test_on_assigned_errors_are_raised_from_poll(broker: TansuBroker) -> None:
+    create_topic(broker.bootstrap)
+
+    def broken(partitions: set[TopicPartition]) -> None:
+        raise RuntimeError("checkpoint unreadable")
+
+    with (
+        make_source(broker.bootstrap, on_assigned=broken) as source,
+        pytest.raises(RuntimeError, match="checkpoint unreadable"),
+    ):
+        wait_until(lambda: False, source.poll, WAIT_S)
+
+
+def test_two_sources_split_partitions_without_loss_or_duplicates(broker: TansuBroker) -> None:
+    create_topic(broker.bootstrap, partitions=4)
+    first = produce(broker.bootstrap, values("a", 100), partitions=4)
+    a = make_source(broker.bootstrap)
+    b = make_source(broker.bootstrap)
+    try:
+        # a alone takes all four partitions and processes everything, without committing:
+        # only the commit on revoke keeps b from reading a's records again.
+        got = poll_until([a], lambda got: len(got) >= 100)
+        assert a.stored_offsets and len(a.assignment) == 4
+        wait_until(lambda: a.ready and b.ready, lambda: got.extend(a.poll() + b.poll()), WAIT_S)
+        assert len(a.assignment) == len(b.assignment) == 2
+        assert a.assignment | b.assignment == {TopicPartition(TOPIC, p) for p in range(4)}
+
+        second = produce(broker.bootstrap, values("b", 100), partitions=4)
+        got += poll_until([a, b], lambda more: len(got) + len(more) >= 200)
+        time.sleep(0.5)
+        got += a.poll() + b.poll()
+    finally:
+        a.close()
+        b.close()
+    assert sorted(r.value for r in got) == sorted(first + second), "no loss, no duplicates"
+
+
+def test_lag_is_end_offset_minus_position(broker: TansuBroker) -> None:
+    create_topic(broker.bootstrap)
+    produce(broker.bootstrap, values("a", 30))
+    # Subscribed by pattern, to cover that path as well.
+    with make_source(
+        broker.bootstrap, pattern="^even.*", max_records=10, probe_interval_s=0.1
+    ) as source:
+        poll_until([source], lambda got: len(got) >= 10)
+        time.sleep(0.15)  # let the cached value expire
+        assert source.lag() == {(TOPIC, 0): 20}
+        poll_until([source], lambda got: len(got) >= 20)
+        time.sleep(0.15)
+        assert source.lag() == {(TOPIC, 0): 0}
+        # One record per batch: Tansu's ListOffsets is exact then (see KafkaSource.lag), so
+        # this checks the ListOffsets path; the above checked the fetch high watermark.
+        produce(broker.bootstrap, values("b", 5), one_per_batch=True)
+        time.sleep(0.15)
+        assert source.lag() == {(TOPIC, 0): 5}
+
+
+def test_broker_loss_and_return(broker: TansuBroker) -> None:
+    """Poll keeps returning while the broker is gone; ``ready`` follows it down and back up.
+
+    Tansu keeps everything in memory: the restarted broker is empty (no topic, no group, no
+    committed offset). So this cannot show that records stored in the broker survive an
+    outage; it shows that none of ours is lost around one: everything produced before the
+    outage was consumed and committed first, and everything produced after it arrives.
+    """
+    create_topic(broker.bootstrap)
+    before = produce(broker.bootstrap, values("before", 20))
+    assignments: list[set[TopicPartition]] = []
+
+    def on_assigned(partitions: set[TopicPartition]) -> None:
+        assignments.append(partitions)
+
+    # request_timeout_s bounds each failing probe during the outage.
+    with make_source(broker.bootstrap, on_assigned=on_assigned, request_timeout_s=0.5) as source:
+        got = poll_until([source], lambda got: len(got) >= 20)
+        assert [r.value for r in got] == before
+        assert source.commit() and source.ready
+
+        broker.stop(kill=True)
+        outage_polls = 0
+
+        def poll_during_outage() -> None:
+            nonlocal outage_polls
+            assert source.poll() == []  # and it must not raise
+            outage_polls += 1
+
+        down_after = wait_until(lambda: not source.ready, poll_during_outage, 10.0)
+        for _ in range(5):  # stays down, keeps returning
+            poll_during_outage()
+        assert not source.ready and outage_polls >= 5
+
+        broker.start()  # same port; an empty broker
+        create_topic(broker.bootstrap)
+        joins = len(assignments)
+        # The restarted broker does not know the member: the consumer rejoins by itself.
+        # Produce only after that, or the old fetch position (20) would apply to the new log.
+        up_after = wait_until(
+            lambda: source.ready and len(assignments) > joins, source.poll, WAIT_S
+        )
+        after = produce(broker.bootstrap, values("after", 20))
+        got = poll_until([source], lambda got: len(got) >= 20)
+        time.sleep(0.5)
+        got += source.poll()
+    assert [r.value for r in got] == after
+    assert down_after < 5.0 and up_after < WAIT_S
+
+
+def test_broker_absent_at_start_then_appears(broker_factory: Callable[..., TansuBroker]) -> None:
+    broker = broker_factory(start=False)
+    source = make_source(broker.bootstrap, request_timeout_s=0.3)
+    try:
+        start = time.monotonic()
+        for _ in range(3):
+            assert source.poll() == []
+        assert time.monotonic() - start < 3.0, "each poll is bounded"
+        assert not source.ready and not source.reachable
+
+        broker.start()
+        create_topic(broker.bootstrap)
+        sent = produce(broker.bootstrap, values("a", 5))
+        got = poll_until([source], lambda got: len(got) >= 5)
+        assert [r.value for r in got] == sent
+        assert source.ready
+
+        # The broker goes again with 5 offsets stored: the commit in close() fails (those
+        # records would be delivered again: at-least-once) and close() still returns promptly.
+        broker.stop()
+        assert source.stored_offsets
+        started = time.monotonic()
+        source.close()
+        assert time.monotonic() - started < 3.0
+        with pytest.raises(RuntimeError, match="closed"):
+            source.poll()
+    finally:
+        source.close()
+
+
+def test_dead_letter_and_alarms_arrive_with_their_metadata(broker: TansuBroker) -> None:
+    create_topic(broker.bootstrap, "dead")
+    create_topic(broker.bootstrap, "alarms")
+    producer_config = {"bootstrap_servers": broker.bootstrap}
+    record = Record(TOPIC, 3, 41, b"churn", b'{"label": 7}', 1_700_000_000_000)
+    with (
+        DeadLetter(producer_config, "dead") as dead,
+        AlarmPublisher(producer_config, "alarms") as alarms,
+    ):
+        dead.send(record, Rejected("bad_label", "label=7 is not 1 or 0"))
+        dead.send(Record(TOPIC, 1, 5, b"k", None, 0), Rejected("empty", "tombstone (no value)"))
+        dead.send(Record(TOPIC, 0, 0, None, None, 0), Rejected("empty", "tombstone (no value)"))
+        alarms.publish(
+            {"model": "churn", "measure": "auc", "value": float("nan"), "state": "drift"}
+        )
+        assert dead.flush() and alarms.flush()
+        assert (dead.delivered, dead.failed, alarms.delivered) == (3, 0, 1)
+
+    letters = consume_all(broker.bootstrap, "dead", 3)
+    assert [(m.key, m.value) for m in letters] == [
+        (b"churn", b'{"label": 7}'),
+        (b"k", None),  # a tombstone stays one
+        (None, b""),  # unless it has no key: Kafka needs one of the two
+    ]
+    assert dict(letters[0].headers) == {
+        "reason": b"bad_label",
+        "detail": b"label=7 is not 1 or 0",
+        "source_topic": TOPIC.encode(),
+        "source_partition": b"3",
+        "source_offset": b"41",
+    }
+    assert dict(letters[2].headers)["reason"] == b"empty"
+    (alarm,) = consume_all(broker.bootstrap, "alarms", 1)
+    assert alarm.key == b"churn"
+    assert json.loads(alarm.value) == {
+        "model": "churn",
+        "measure": "auc",
+        "value": None,
+        "state": "drift",
+    }
+
+
+def test_dead_letter_without_a_broker_counts_failures_and_does_not_block() -> None:
+    dead = DeadLetter(
+        {"bootstrap_servers": f"127.0.0.1:{free_port()}"}, "dead", request_timeout_s=0.3
+    )
+    start = time.monotonic()
+    for _ in range(3):  # the first tries to connect (0.3 s), the others wait for the retry
+        dead.send(Record(TOPIC, 0, 0, None, b"x", 0), Rejected("not_json", "x"))
+    dead.close()
+    assert dead.failed == 3 and dead.delivered == 0
+    assert time.monotonic() - start < 2.0
