@@ -1,0 +1,228 @@
+"""The ``driftwatch`` command line.
+
+Commands::
+
+    driftwatch run [--config FILE]           run the agent (Kafka in, Prometheus out)
+    driftwatch config validate FILE...       check settings files (file + environment)
+    driftwatch config schema                 print the settings' JSON Schema, for editors
+    driftwatch config show [--config FILE]   print the effective settings, secrets masked
+
+Exit status: 0 on success; 2 when settings are invalid (each problem is printed as
+``path.to.key (ENV_NAME): message``) or the command line is wrong (argparse's usage error).
+
+Each command is a function ``_add_<command>(commands)`` that adds its sub-parser and sets
+``handler`` to a function ``(args) -> exit status``; :func:`main` parses and dispatches.
+Commands load settings through :func:`load_settings_or_report`, so an invalid file is
+reported the same way everywhere, and heavy modules are imported inside the handlers, so
+``driftwatch --help`` stays fast and one command's dependencies cannot break another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from driftwatch import __version__
+
+if TYPE_CHECKING:
+    from driftwatch.settings import Settings
+
+EXIT_OK = 0
+EXIT_INVALID = 2
+"""Invalid settings; the same status argparse uses for a wrong command line."""
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+"""The dialect pydantic generates."""
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    return handler(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="driftwatch",
+        description=(
+            "Watch a deployed binary classifier: prequential AUC and class-ratio-normalized "
+            "measures from Kafka events, drift detectors, Prometheus metrics."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    _add_run(commands)
+    _add_config(commands)
+    # More commands are added here, each by its own _add_<command>(commands).
+    return parser
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--config FILE`` option, shared by every command that reads settings."""
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help=(
+            "settings file (YAML); default: $DRIFTWATCH_CONFIG, else built-in defaults. "
+            "DRIFTWATCH_* environment variables override it"
+        ),
+    )
+
+
+def load_settings_or_report(path: str | None, stream: TextIO | None = None) -> Settings | None:
+    """The settings from ``path`` (and the environment), or None after printing every
+    problem to ``stream`` (default: stderr)."""
+    from pydantic import ValidationError
+    from pydantic_settings import SettingsError
+
+    from driftwatch.settings import CONFIG_ENV, SettingsFileError, load_settings, settings_errors
+
+    out = sys.stderr if stream is None else stream
+    try:
+        return load_settings(path)
+    except (SettingsFileError, ValidationError, SettingsError) as exc:
+        problems = settings_errors(exc)
+        if not isinstance(exc, SettingsFileError):
+            where = path or os.environ.get(CONFIG_ENV) or "settings"
+            count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+            print(f"{where}: {count}", file=out)
+        for line in problems:
+            print(line, file=out)
+        return None
+
+
+# ------------------------------------------------------------------------------------------
+# run
+
+
+EXIT_CHECKPOINT = 3
+"""The checkpoint cannot be restored (corrupt, or from an incompatible version)."""
+
+
+def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "run",
+        help="run the agent",
+        description=(
+            "Consume events from Kafka into per-model monitors and serve /metrics, /healthz "
+            "and /readyz. SIGTERM or SIGINT stops it cleanly (checkpoint, commit, exit 0); "
+            "a second SIGINT exits at once."
+        ),
+    )
+    add_config_argument(run)
+    run.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from driftwatch import logs
+    from driftwatch.agent import Agent
+    from driftwatch.io.checkpoint import CheckpointError
+
+    settings = load_settings_or_report(args.config)
+    if settings is None:
+        return EXIT_INVALID
+    logs.configure(settings.logging.level, settings.logging.format)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if stop.is_set() and signum == signal.SIGINT:
+            os._exit(130)  # the second Ctrl+C: the user wants out now
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        Agent(settings).run(stop)
+    except CheckpointError as exc:
+        print(f"driftwatch: cannot restore the checkpoint: {exc}\nMove it away to start "
+              "fresh (the monitors then refill their windows).", file=sys.stderr)
+        return EXIT_CHECKPOINT
+    except OSError as exc:  # e.g. the metrics port is taken
+        print(f"driftwatch: {exc}", file=sys.stderr)
+        return 1
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------
+# config
+
+
+def _add_config(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    config = commands.add_parser(
+        "config", help="check, describe and show settings", description="Settings files."
+    )
+    actions = config.add_subparsers(title="actions", metavar="ACTION", required=True)
+
+    validate = actions.add_parser(
+        "validate",
+        help="check settings files",
+        description=(
+            "Check each FILE as the agent would load it (DRIFTWATCH_* environment variables "
+            "applied). Prints 'FILE: ok', or every problem as 'path.to.key (ENV_NAME): "
+            "message'; exits 2 if any file is invalid."
+        ),
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", help="settings file (YAML)")
+    validate.set_defaults(handler=_config_validate)
+
+    schema = actions.add_parser(
+        "schema",
+        help="print the settings' JSON Schema",
+        description=(
+            "Print the JSON Schema of the settings file, for editors (e.g. the YAML language "
+            "server's '# yaml-language-server: $schema=FILE' comment)."
+        ),
+    )
+    schema.set_defaults(handler=_config_schema)
+
+    show = actions.add_parser(
+        "show",
+        help="print the effective settings",
+        description=(
+            "Print the settings the agent would run with (file, environment and defaults "
+            "merged) as YAML, secrets masked."
+        ),
+    )
+    add_config_argument(show)
+    show.set_defaults(handler=_config_show)
+
+
+def _config_validate(args: argparse.Namespace) -> int:
+    status = EXIT_OK
+    for path in args.files:
+        if load_settings_or_report(path) is None:
+            status = EXIT_INVALID
+        else:
+            print(f"{path}: ok")
+    return status
+
+
+def _config_schema(args: argparse.Namespace) -> int:
+    from driftwatch.settings import Settings
+
+    schema = {"$schema": JSON_SCHEMA_DIALECT, **Settings.model_json_schema()}
+    print(json.dumps(schema, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _config_show(args: argparse.Namespace) -> int:
+    import yaml  # type: ignore[import-untyped, unused-ignore]
+
+    settings = load_settings_or_report(args.config)
+    if settings is None:
+        return EXIT_INVALID
+    # mode="json" renders each SecretStr as "**********" and paths as strings.
+    data = settings.model_dump(mode="json")
+    print("# Effective driftwatch settings (file, environment, defaults); secrets masked.")
+    print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), end="")
+    return EXIT_OK

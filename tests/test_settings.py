@@ -1,0 +1,778 @@
+"""The settings model: sources and their ranks, validation messages, and the views it builds
+for the core (MonitorConfig), the decoder (EventFormat) and kafka-python (consumer_config)."""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from driftwatch.core.detectors import registry
+from driftwatch.core.monitor import DEFAULT_WATCHES, DetectorSpec, Monitor, MonitorConfig, Watch
+from driftwatch.io.decode import EventFormat
+from driftwatch.settings import (
+    DetectorSettings,
+    EventsSettings,
+    KafkaSettings,
+    MonitorDefaults,
+    Settings,
+    SettingsFileError,
+    env_name,
+    load_settings,
+    settings_errors,
+)
+from tests.conftest import tool_missing
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see only the DRIFTWATCH_* variables they set themselves."""
+    import os
+
+    for name in list(os.environ):
+        if name.upper().startswith("DRIFTWATCH_"):
+            monkeypatch.delenv(name)
+
+
+def write(tmp_path: Path, text: str, name: str = "driftwatch.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def problems_of(tmp_path: Path, text: str) -> list[str]:
+    """The error lines for a settings file that must be invalid."""
+    with pytest.raises((ValidationError, SettingsFileError)) as caught:
+        load_settings(write(tmp_path, text))
+    return settings_errors(caught.value)
+
+
+def line_for(problems: list[str], prefix: str) -> str:
+    matches = [line for line in problems if line.startswith(prefix)]
+    assert matches, f"no problem starts with {prefix!r}: {problems}"
+    return matches[0]
+
+
+# ------------------------------------------------------------------------------------------
+# Sources
+
+
+def test_defaults_load_with_no_file() -> None:
+    settings = load_settings(None)
+    assert settings == Settings()
+    assert settings.kafka.bootstrap_servers == ["localhost:9092"]
+    assert settings.kafka.topics == ["driftwatch-events"]
+    assert settings.kafka.topic_pattern is None
+    assert settings.metrics.host == "0.0.0.0"
+    assert settings.metrics.port == 9108
+    assert settings.limits.max_models == 100
+    assert settings.logging.level == "INFO"
+    # The core's defaults, not copies of them.
+    assert settings.monitoring.monitor_config("any") == MonitorConfig()
+    assert settings.monitoring.monitor_config("any").watches == DEFAULT_WATCHES
+    assert settings.events.event_format() == EventFormat()
+
+
+def test_documented_group_timing_defaults() -> None:
+    kafka = KafkaSettings()
+    # The values measured with Tansu (TOOLS.md); kafka-python's defaults stall a rebalance.
+    assert (kafka.max_poll_interval_ms, kafka.session_timeout_ms, kafka.heartbeat_interval_ms) == (
+        5000,
+        6000,
+        1000,
+    )
+    for key in ("max_poll_interval_ms", "session_timeout_ms", "heartbeat_interval_ms"):
+        assert KafkaSettings.model_fields[key].description
+
+
+def test_yaml_file_values_load(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        kafka:
+          bootstrap_servers: [b1:9092, b2:9092]
+          topic_pattern: "scores-.*"
+          group_id: fraud
+          poll_batch: 200
+          alarms_topic: alarms
+        events:
+          label_field: y
+          model_source: key
+          positive_label: fraud
+          negative_label: legit
+        monitoring:
+          defaults:
+            window_size: 2000
+            sample_every: 50
+            watches:
+              - measure: auc
+                detectors:
+                  - name: page_hinkley
+                    params: {delta: 1e-3, threshold: 25}
+        limits: {max_models: 5}
+        metrics: {host: 127.0.0.1, port: 9200}
+        checkpoint: {enabled: false, directory: /var/lib/driftwatch, interval_seconds: 10}
+        logging: {level: debug, format: json}
+    """,
+    )
+    settings = load_settings(path)
+    assert settings.kafka.bootstrap_servers == ["b1:9092", "b2:9092"]
+    assert settings.kafka.topics is None
+    assert settings.kafka.topic_pattern == "scores-.*"
+    assert settings.kafka.group_id == "fraud"
+    assert settings.kafka.poll_batch == 200
+    assert settings.kafka.alarms_topic == "alarms"
+    assert settings.events.label_field == "y"
+    assert settings.events.positive_label == "fraud"
+    assert settings.monitoring.defaults.window_size == 2000
+    # 1e-3 is a number (YAML 1.1 alone would read it as a string).
+    watch = settings.monitoring.defaults.watches[0]
+    assert watch.detectors[0].params == {"delta": 0.001, "threshold": 25.0}
+    assert settings.limits.max_models == 5
+    assert (settings.metrics.host, settings.metrics.port) == ("127.0.0.1", 9200)
+    assert settings.checkpoint.directory == Path("/var/lib/driftwatch")
+    assert not settings.checkpoint.enabled
+    assert (settings.logging.level, settings.logging.format) == ("DEBUG", "json")
+
+
+def test_config_file_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "kafka: {group_id: from-file}\n")
+    monkeypatch.setenv("DRIFTWATCH_CONFIG", str(path))
+    assert load_settings(None).kafka.group_id == "from-file"
+
+
+def test_empty_file_means_defaults(tmp_path: Path) -> None:
+    assert load_settings(write(tmp_path, "# nothing set\n")) == Settings()
+
+
+def test_environment_overrides_file_key_by_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(
+        tmp_path,
+        """
+        kafka:
+          bootstrap_servers: [file:9092]
+          group_id: from-file
+          client_id: kept
+        monitoring:
+          defaults: {window_size: 2000, sample_every: 20}
+    """,
+    )
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__GROUP_ID", "from-env")
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__BOOTSTRAP_SERVERS", "env-1:9092,env-2:9092")
+    monkeypatch.setenv("DRIFTWATCH_MONITORING__DEFAULTS__WINDOW_SIZE", "500")
+    settings = load_settings(path)
+    assert settings.kafka.group_id == "from-env"
+    assert settings.kafka.bootstrap_servers == ["env-1:9092", "env-2:9092"]
+    assert settings.kafka.client_id == "kept"
+    assert settings.monitoring.defaults.window_size == 500
+    assert settings.monitoring.defaults.sample_every == 20
+
+
+@pytest.mark.parametrize("value", ["a:9092,b:9092", " a:9092 , b:9092 ", '["a:9092", "b:9092"]'])
+def test_environment_lists_comma_separated_or_json(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__BOOTSTRAP_SERVERS", value)
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__TOPICS", value.replace(":9092", ""))
+    settings = load_settings(None)
+    assert settings.kafka.bootstrap_servers == ["a:9092", "b:9092"]
+    assert settings.kafka.topics == ["a", "b"]
+
+
+def test_environment_sets_per_model_overrides_and_watches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DRIFTWATCH_MONITORING__MODELS__FRAUD__WINDOW_SIZE", "300")
+    monkeypatch.setenv(
+        "DRIFTWATCH_MONITORING__DEFAULTS__WATCHES",
+        '[{"measure": "error_stream", "detectors": [{"name": "ddm"}]}]',
+    )
+    settings = load_settings(None)
+    assert settings.monitoring.monitor_config("fraud").window_size == 300
+    assert settings.monitoring.monitor_config("other").window_size == 1000
+    assert settings.monitoring.monitor_config("fraud").watches == (
+        Watch("error_stream", (DetectorSpec("ddm"),)),
+    )
+
+
+def test_keyword_arguments_rank_above_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRIFTWATCH_LIMITS__MAX_MODELS", "7")
+    assert Settings().limits.max_models == 7
+    assert Settings(limits={"max_models": 3}).limits.max_models == 3  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------
+# Errors: each names the key, its environment variable, and what is wrong
+
+
+def test_env_name_follows_the_path() -> None:
+    assert env_name(("kafka", "bootstrap_servers")) == "DRIFTWATCH_KAFKA__BOOTSTRAP_SERVERS"
+    assert env_name(("kafka", "bootstrap_servers", 1)) == "DRIFTWATCH_KAFKA__BOOTSTRAP_SERVERS"
+    assert env_name(("monitoring", "models", "fraud", "window_size")) == (
+        "DRIFTWATCH_MONITORING__MODELS__FRAUD__WINDOW_SIZE"
+    )
+    assert env_name(()) == ""
+
+
+def test_typo_names_the_key_and_suggests_the_right_one(tmp_path: Path) -> None:
+    problems = problems_of(
+        tmp_path,
+        """
+        kafka:
+          bootstrap_server: [a:9092]
+        logging: {levl: INFO}
+        kafak: {}
+    """,
+    )
+    assert line_for(problems, "kafka.bootstrap_server ") == (
+        "kafka.bootstrap_server (DRIFTWATCH_KAFKA__BOOTSTRAP_SERVER): unknown key; "
+        "did you mean 'bootstrap_servers'?"
+    )
+    assert "did you mean 'level'?" in line_for(problems, "logging.levl (DRIFTWATCH_LOGGING__LEVL)")
+    assert "did you mean 'kafka'?" in line_for(problems, "kafak (DRIFTWATCH_KAFAK)")
+
+
+BAD_VALUES = [
+    pytest.param(
+        "monitoring: {defaults: {window_size: -5}}",
+        "monitoring.defaults.window_size (DRIFTWATCH_MONITORING__DEFAULTS__WINDOW_SIZE): ",
+        "greater than or equal to 1, got -5",
+        id="negative-window-size",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {window_size: 2000000}}",
+        "monitoring.defaults.window_size (DRIFTWATCH_MONITORING__DEFAULTS__WINDOW_SIZE): ",
+        "less than or equal to 1000000",
+        id="huge-window-size",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auc, detectors: [{name: cusum}]}]}}",
+        "monitoring.defaults.watches.0.detectors.0.name "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "unknown detector 'cusum'; known detectors: adwin, ddm, page_hinkley",
+        id="unknown-detector",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auc, detectors: "
+        "[{name: page_hinkley, params: {delta: -1}}]}]}}",
+        "monitoring.defaults.watches.0.detectors.0.params.delta "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "delta must be a finite number in [0, ∞], got -1",
+        id="detector-rejects-delta",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auc, detectors: "
+        "[{name: adwin, params: {delta: fast}}]}]}}",
+        "monitoring.defaults.watches.0.detectors.0.params.delta "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "valid number, got 'fast'",
+        id="ill-typed-param",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auc, detectors: "
+        "[{name: adwin, params: {min_samples: 10}}]}]}}",
+        "monitoring.defaults.watches.0.detectors.0.params.min_samples "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "adwin has no such parameter; its parameters: delta, clock,",
+        id="unknown-param",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: error_stream, detectors: "
+        "[{name: ddm, params: {warning_level: 3, drift_level: 2}}]}]}}",
+        "monitoring.defaults.watches.0.detectors.0.params.drift_level "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "drift_level must be ≥ warning_level",
+        id="detector-cross-parameter-rule",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auc}, {measure: kappa, detectors: "
+        "[{name: page_hinkley}, {name: ddm}]}]}}",
+        "monitoring.defaults.watches.1.detectors.1 (DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "ddm needs inputs in [0, 1] but kappa can leave [0, 1]",
+        id="ddm-on-raw-kappa",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: kappa_per, floor: 0.8}]}}",
+        "monitoring.defaults.watches.0.floor (DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "kappa_per has no class-ratio normalization",
+        id="floor-without-normalization",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auroc}]}}",
+        "monitoring.defaults.watches.0.measure (DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "unknown measure 'auroc'",
+        id="unknown-measure",
+    ),
+    pytest.param(
+        "monitoring: {models: {fraud: {sample_every: 0}}}",
+        "monitoring.models.fraud.sample_every "
+        "(DRIFTWATCH_MONITORING__MODELS__FRAUD__SAMPLE_EVERY): ",
+        "greater than or equal to 1",
+        id="bad-model-override",
+    ),
+    pytest.param(
+        "kafka: {heartbeat_interval_ms: 6000}",
+        "kafka.heartbeat_interval_ms (DRIFTWATCH_KAFKA__HEARTBEAT_INTERVAL_MS): ",
+        "must be at most a third of session_timeout_ms (6000), got 6000",
+        id="heartbeat-not-below-session-timeout",
+    ),
+    pytest.param(
+        "kafka: {poll_timeout_ms: 5000}",
+        "kafka.poll_timeout_ms (DRIFTWATCH_KAFKA__POLL_TIMEOUT_MS): ",
+        "must be below max_poll_interval_ms (5000)",
+        id="poll-timeout-too-long",
+    ),
+    pytest.param(
+        "kafka: {topics: [a], topic_pattern: 'a.*'}",
+        "kafka.topic_pattern (DRIFTWATCH_KAFKA__TOPIC_PATTERN): ",
+        "set either topics or topic_pattern, not both",
+        id="topics-and-pattern",
+    ),
+    pytest.param(
+        "kafka: {topic_pattern: 'scores-('}",
+        "kafka.topic_pattern (DRIFTWATCH_KAFKA__TOPIC_PATTERN): ",
+        "not a valid regular expression",
+        id="bad-pattern",
+    ),
+    pytest.param(
+        "kafka: {topics: [scores], dead_letter_topic: scores}",
+        "kafka.dead_letter_topic (DRIFTWATCH_KAFKA__DEAD_LETTER_TOPIC): ",
+        "is one of the consumed topics",
+        id="dead-letter-loop",
+    ),
+    pytest.param(
+        "kafka: {bootstrap_servers: ['a:9092', 'b 9092']}",
+        "kafka.bootstrap_servers.1 (DRIFTWATCH_KAFKA__BOOTSTRAP_SERVERS): ",
+        "should match pattern",
+        id="bad-list-item-keeps-index",
+    ),
+    pytest.param(
+        "kafka: {security_protocol: SASL_SSL}",
+        "kafka.sasl_mechanism (DRIFTWATCH_KAFKA__SASL_MECHANISM): ",
+        "required with security_protocol SASL_SSL",
+        id="sasl-without-mechanism",
+    ),
+    pytest.param(
+        "kafka: {security_protocol: SASL_SSL, sasl_mechanism: SCRAM-SHA-512, "
+        "sasl_plain_username: u}",
+        "kafka.sasl_plain_password (DRIFTWATCH_KAFKA__SASL_PLAIN_PASSWORD): ",
+        "required by SCRAM-SHA-512",
+        id="scram-without-password",
+    ),
+    pytest.param(
+        "kafka: {ssl_cafile: /etc/ca.pem}",
+        "kafka.ssl_cafile (DRIFTWATCH_KAFKA__SSL_CAFILE): ",
+        "only used with security_protocol SSL or SASL_SSL, not PLAINTEXT",
+        id="tls-file-without-tls",
+    ),
+    pytest.param(
+        "kafka: {client_options: {group_id: other}}",
+        "kafka.client_options.group_id (DRIFTWATCH_KAFKA__CLIENT_OPTIONS__GROUP_ID): ",
+        "set by kafka.group_id, not here",
+        id="client-option-owned-by-a-setting",
+    ),
+    pytest.param(
+        "kafka: {client_options: {enable_auto_commit: true}}",
+        "kafka.client_options.enable_auto_commit ",
+        "at-least-once",
+        id="auto-commit-refused",
+    ),
+    pytest.param(
+        "kafka: {auto_offset_reset: newest}",
+        "kafka.auto_offset_reset (DRIFTWATCH_KAFKA__AUTO_OFFSET_RESET): ",
+        "'earliest' or 'latest', got 'newest'",
+        id="bad-choice",
+    ),
+    pytest.param(
+        "events: {positive_label: yes, negative_label: true}",
+        "events.negative_label (DRIFTWATCH_EVENTS__NEGATIVE_LABEL): ",
+        "must differ from positive_label",
+        id="same-labels",
+    ),
+    pytest.param(
+        "events: {label_field: value, score_field: value}",
+        "events.score_field (DRIFTWATCH_EVENTS__SCORE_FIELD): ",
+        "'value' is already the label_field",
+        id="same-field-twice",
+    ),
+    pytest.param(
+        "events: {positive_label: 0.5}",
+        "events.positive_label (DRIFTWATCH_EVENTS__POSITIVE_LABEL): ",
+        "must be a string, an integer or true/false, got 0.5",
+        id="float-label",
+    ),
+    pytest.param(
+        "metrics: {basic_auth_username: prometheus}",
+        "metrics.basic_auth_password (DRIFTWATCH_METRICS__BASIC_AUTH_PASSWORD): ",
+        "required when basic_auth_username is set",
+        id="basic-auth-half",
+    ),
+    pytest.param(
+        "metrics: {tls_keyfile: /k.pem}",
+        "metrics.tls_certfile (DRIFTWATCH_METRICS__TLS_CERTFILE): ",
+        "required when tls_keyfile is set",
+        id="tls-half",
+    ),
+    pytest.param(
+        "metrics: {port: 70000}",
+        "metrics.port (DRIFTWATCH_METRICS__PORT): ",
+        "less than or equal to 65535",
+        id="bad-port",
+    ),
+    pytest.param(
+        "limits: {max_models: 1}\nmonitoring: {models: {a: {}, b: {}}}",
+        "monitoring.models (DRIFTWATCH_MONITORING__MODELS): ",
+        "2 models have overrides but limits.max_models is 1",
+        id="more-overrides-than-models",
+    ),
+    pytest.param(
+        "events: {model_source: constant, model_constant: solo}\n"
+        "monitoring: {models: {other: {window_size: 10}}}",
+        "monitoring.models.other (DRIFTWATCH_MONITORING__MODELS__OTHER): ",
+        "never applies: events.model_source is constant",
+        id="override-that-never-applies",
+    ),
+    pytest.param(
+        "logging: {level: LOUD}",
+        "logging.level (DRIFTWATCH_LOGGING__LEVEL): ",
+        "got 'LOUD'",
+        id="bad-log-level",
+    ),
+]
+
+
+BAD_VALUES += [
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: gmean, detectors: [{name: adwin}]}, "
+        "{measure: gmean, normalized: true, detectors: [{name: adwin}]}]}}",
+        "monitoring.defaults.watches.1.detectors.0.name "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "adwin already watches gmean (watches.0)",
+        id="same-detector-on-a-measure-twice",
+    ),
+    pytest.param(
+        "monitoring: {models: {m: {watches: [{measure: f1, floor: 0.5}, "
+        "{measure: f1, normalized: true, floor: 0.7}]}}}",
+        "monitoring.models.m.watches.1.floor (DRIFTWATCH_MONITORING__MODELS__M__WATCHES): ",
+        "f1 already has a floor (watches.0)",
+        id="two-floors-for-a-measure",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "prefix", "message"), BAD_VALUES)
+def test_bad_value_is_reported_at_its_key(
+    tmp_path: Path, text: str, prefix: str, message: str
+) -> None:
+    line = line_for(problems_of(tmp_path, text + "\n"), prefix)
+    assert message in line, line
+    assert "\n" not in line
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    problems = problems_of(
+        tmp_path,
+        """
+        kafka: {poll_batch: 0, group_id: ""}
+        monitoring:
+          defaults:
+            window_size: 0
+            watches:
+              - measure: auc
+                detectors:
+                  - {name: page_hinkley, params: {delta: -1}}
+                  - {name: adwin, params: {delta: 2}}
+        metrics: {port: -1}
+    """,
+    )
+    assert len(problems) == 6, problems
+
+
+def test_error_from_the_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRIFTWATCH_MONITORING__DEFAULTS__WINDOW_SIZE", "many")
+    with pytest.raises(ValidationError) as caught:
+        load_settings(None)
+    (line,) = settings_errors(caught.value)
+    assert line.startswith(
+        "monitoring.defaults.window_size (DRIFTWATCH_MONITORING__DEFAULTS__WINDOW_SIZE): "
+    )
+    assert "got 'many'" in line
+
+
+def test_malformed_json_in_the_environment_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__CLIENT_OPTIONS", "{not json")
+    with pytest.raises(Exception) as caught:
+        load_settings(None)
+    (line,) = settings_errors(caught.value)
+    assert line.startswith("environment: ") and "kafka" in line
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("kafka:\n  topics: [a\n", "driftwatch.yaml:3:1: invalid YAML: expected ','"),
+        ("kafka: {group_id: a}\nkafka: {group_id: b}\n", "found duplicate key 'kafka'"),
+        ("- kafka\n", "the top level must be a mapping of sections"),
+        ("kafka: [\t\n", "invalid YAML"),
+    ],
+)
+def test_unreadable_file_is_one_line(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(SettingsFileError) as caught:
+        load_settings(path)
+    (line,) = settings_errors(caught.value)
+    assert line.startswith(str(path)) and expected in line
+    assert "\n" not in line
+
+
+def test_missing_file_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(SettingsFileError) as caught:
+        load_settings(tmp_path / "absent.yaml")
+    assert settings_errors(caught.value) == [f"{tmp_path / 'absent.yaml'}: no such file"]
+
+
+# ------------------------------------------------------------------------------------------
+# Secrets
+
+
+SECRETS = {
+    "DRIFTWATCH_KAFKA__SECURITY_PROTOCOL": "SASL_SSL",
+    "DRIFTWATCH_KAFKA__SASL_MECHANISM": "PLAIN",
+    "DRIFTWATCH_KAFKA__SASL_PLAIN_USERNAME": "agent",
+    "DRIFTWATCH_KAFKA__SASL_PLAIN_PASSWORD": "sasl-hunter2",
+    "DRIFTWATCH_KAFKA__SSL_CERTFILE": "/tls/client.pem",
+    "DRIFTWATCH_KAFKA__SSL_PASSWORD": "key-hunter2",
+    "DRIFTWATCH_METRICS__BASIC_AUTH_USERNAME": "prometheus",
+    "DRIFTWATCH_METRICS__BASIC_AUTH_PASSWORD": "metrics-hunter2",
+}
+
+
+def test_secrets_masked_in_repr_and_str(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    settings = load_settings(None)
+    for text in (
+        repr(settings),
+        str(settings),
+        repr(settings.kafka),
+        str(settings.metrics),
+        str(settings.model_dump()),
+        str(settings.model_dump(mode="json")),
+    ):
+        assert "hunter2" not in text
+    assert "**********" in str(settings.kafka)
+    assert settings.metrics.basic_auth_password is not None
+    assert settings.metrics.basic_auth_password.get_secret_value() == "metrics-hunter2"
+
+
+def test_secret_values_never_quoted_in_errors(tmp_path: Path) -> None:
+    problems = problems_of(
+        tmp_path,
+        """
+        kafka:
+          security_protocol: SASL_SSL
+          sasl_mechanism: PLAIN
+          sasl_plain_username: agent
+          sasl_plain_password: [hunter2]
+    """,
+    )
+    line = line_for(problems, "kafka.sasl_plain_password ")
+    assert "hunter2" not in line
+
+
+def test_consumer_config_reveals_secrets_and_passes_sasl_and_tls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__SSL_CAFILE", "/tls/ca.pem")
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__SSL_KEYFILE", "/tls/client.key")
+    monkeypatch.setenv(
+        "DRIFTWATCH_KAFKA__CLIENT_OPTIONS",
+        '{"ssl_check_hostname": false, "fetch_max_wait_ms": 100}',
+    )
+    config = load_settings(None).kafka.consumer_config()
+    assert config["security_protocol"] == "SASL_SSL"
+    assert config["sasl_mechanism"] == "PLAIN"
+    assert config["sasl_plain_username"] == "agent"
+    assert config["sasl_plain_password"] == "sasl-hunter2"
+    assert config["ssl_cafile"] == "/tls/ca.pem"
+    assert config["ssl_certfile"] == "/tls/client.pem"
+    assert config["ssl_keyfile"] == "/tls/client.key"
+    assert config["ssl_password"] == "key-hunter2"
+    assert config["ssl_check_hostname"] is False
+    assert config["fetch_max_wait_ms"] == 100
+    assert config["enable_auto_commit"] is False
+
+
+def test_consumer_config_defaults() -> None:
+    config = KafkaSettings().consumer_config()
+    assert config == {
+        "bootstrap_servers": ["localhost:9092"],
+        "group_id": "driftwatch",
+        "client_id": "driftwatch",
+        "max_poll_records": 500,
+        "auto_offset_reset": "earliest",
+        "enable_auto_commit": False,
+        "max_poll_interval_ms": 5000,
+        "session_timeout_ms": 6000,
+        "heartbeat_interval_ms": 1000,
+        "reconnect_backoff_ms": 500,
+        "reconnect_backoff_max_ms": 30000,
+        "security_protocol": "PLAINTEXT",
+    }
+
+
+def kafka_python() -> Any:
+    """kafka-python, or skip (fail in CI: conftest's tool_missing)."""
+    try:
+        import kafka  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:
+        tool_missing("kafka-python", "checks settings against KafkaConsumer's options")
+    return kafka
+
+
+def test_consumer_config_keys_are_kafka_python_options() -> None:
+    kafka = kafka_python()
+    settings = KafkaSettings(
+        security_protocol="SASL_SSL",
+        sasl_mechanism="SCRAM-SHA-256",
+        sasl_plain_username="u",
+        sasl_plain_password="p",  # type: ignore[arg-type]
+        ssl_cafile=Path("/ca.pem"),
+        ssl_certfile=Path("/c.pem"),
+        ssl_keyfile=Path("/k.pem"),
+        ssl_password="k",  # type: ignore[arg-type]
+    )
+    assert set(settings.consumer_config()) <= set(kafka.KafkaConsumer.DEFAULT_CONFIG)
+
+
+def test_unknown_client_option_suggests_the_right_one(tmp_path: Path) -> None:
+    kafka_python()
+    problems = problems_of(tmp_path, "kafka: {client_options: {fetch_max_wait: 100}}\n")
+    assert line_for(problems, "kafka.client_options.fetch_max_wait ").endswith(
+        "not a kafka-python consumer option; did you mean 'fetch_max_wait_ms'?"
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Views for the core and the decoder
+
+
+def test_monitor_config_merges_per_model_overrides(tmp_path: Path) -> None:
+    settings = load_settings(
+        write(
+            tmp_path,
+            """
+        monitoring:
+          defaults:
+            window_size: 2000
+            sample_every: 50
+            threshold: 0.3
+          models:
+            fraud: {window_size: 500}
+            quiet: {watches: []}
+            churn:
+              threshold: 0.7
+              watches:
+                - measure: error_stream
+                  detectors: [{name: ddm, params: {drift_level: 4}}]
+    """,
+        )
+    )
+    monitoring = settings.monitoring
+    assert monitoring.monitor_config("unlisted") == MonitorConfig(2000, 50, 0.3, DEFAULT_WATCHES)
+    assert monitoring.monitor_config("fraud") == MonitorConfig(500, 50, 0.3, DEFAULT_WATCHES)
+    assert monitoring.monitor_config("quiet") == MonitorConfig(2000, 50, 0.3, ())
+    assert monitoring.monitor_config("churn") == MonitorConfig(
+        2000, 50, 0.7, (Watch("error_stream", (DetectorSpec("ddm", {"drift_level": 4.0}),)),)
+    )
+    for model in ("unlisted", "fraud", "quiet", "churn"):
+        Monitor(model, monitoring.monitor_config(model))  # the core accepts every one
+
+
+def test_watch_direction_is_left_to_the_monitor() -> None:
+    # Parameters not given stay absent, so the Monitor passes the watch's direction on.
+    defaults = MonitorDefaults.model_validate(
+        {
+            "watches": [
+                {"measure": "error", "direction": "up", "detectors": [{"name": "page_hinkley"}]}
+            ]
+        }
+    )
+    (watch,) = defaults.watches
+    assert watch.watch() == Watch("error", (DetectorSpec("page_hinkley", {}),), direction="up")
+
+
+def test_default_watches_round_trip() -> None:
+    assert tuple(w.watch() for w in MonitorDefaults().watches) == DEFAULT_WATCHES
+
+
+def test_every_registered_detector_validates_with_its_defaults() -> None:
+    for name, detector in registry.available().items():
+        assert DetectorSettings(name=name).spec() == DetectorSpec(name, {})
+        params = {p: getattr(detector(), p) for p in detector.parameter_names()}
+        assert DetectorSettings(name=name, params=params).params == params
+
+
+def test_detector_params_are_strict(tmp_path: Path) -> None:
+    problems = problems_of(
+        tmp_path,
+        """
+        monitoring:
+          defaults:
+            watches:
+              - measure: auc
+                detectors: [{name: page_hinkley, params: {delta: true, min_samples: 2.5}}]
+    """,
+    )
+    prefix = "monitoring.defaults.watches.0.detectors.0.params."
+    assert "valid number" in line_for(problems, prefix + "delta ")
+    assert "valid integer" in line_for(problems, prefix + "min_samples ")
+
+
+def test_event_format_round_trip() -> None:
+    fmt = EventFormat(
+        label_field="y",
+        score_field="p",
+        prediction_field="y_hat",
+        time_field="at",
+        model_field="m",
+        model_source="key",
+        model_constant="solo",
+        positive_label="fraud",
+        negative_label="legit",
+        max_record_bytes=4096,
+    )
+    events = EventsSettings(**dataclasses.asdict(fmt))
+    assert events.event_format() == fmt
+    assert EventsSettings(**dataclasses.asdict(events.event_format())) == events
+
+
+def test_labels_keep_their_yaml_type(tmp_path: Path) -> None:
+    text = "events: {positive_label: true, negative_label: false}\n"
+    settings = load_settings(write(tmp_path, text))
+    assert settings.events.positive_label is True
+    assert settings.events.negative_label is False
+    settings = load_settings(write(tmp_path, "events: {positive_label: 1, negative_label: 0}\n"))
+    assert settings.events.positive_label == 1 and type(settings.events.positive_label) is int
+
+
+def test_docstring_example_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import driftwatch.settings
+
+    doc = driftwatch.settings.__doc__ or ""
+    example = textwrap.dedent(doc.split("Example file (every key is optional)::", 1)[1])
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__SASL_PLAIN_PASSWORD", "from-the-environment")
+    settings = load_settings(write(tmp_path, example))
+    assert settings.kafka.sasl_mechanism == "SCRAM-SHA-512"
+    assert settings.monitoring.monitor_config("fraud-v2").window_size == 5000
+    assert settings.monitoring.monitor_config("fraud-v2").watches == (
+        settings.monitoring.monitor_config("other").watches
+    )
