@@ -172,7 +172,7 @@ def test_restore_refuses_another_version() -> None:
 
 
 def test_bad_configurations_name_the_problem() -> None:
-    with pytest.raises(ValueError, match="ddm.*leave"):
+    with pytest.raises(ValueError, match=r"ddm.*leave"):
         Watch("kappa", (DetectorSpec("ddm"),))
     with pytest.raises(ValueError, match="normalized"):
         Watch("auc", normalized=True)
