@@ -16,7 +16,6 @@ References:
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -33,13 +32,15 @@ MEASURE_NAMES: tuple[str, ...] = ("auc", *CRISP_MEASURES)
 STATE_VERSION = 1
 """Version of :meth:`PrequentialWindow.export_state`'s format; restore refuses any other."""
 
-_INF = math.inf
-
 _STATE_KEYS = frozenset({"version", "size", "threshold", "events", "label_before_window"})
 
-# The confusion counts live in one list indexed by 2·label + prediction, so the hot path
-# updates a count with one index operation and no branching on the four cells.
+# Each event falls in one of eight cells, 4·hit + 2·label + prediction (hit: its label equals
+# its predecessor's, the persistent classifier's success). The window keeps one count per
+# cell in a list and stores each event's cell with it, so the hot path adds and evicts an
+# event with one index operation each, for the confusion counts and the persistent hits
+# at once, and no branching on the cells.
 _TN, _FP, _FN, _TP = 0, 1, 2, 3
+_HIT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +101,11 @@ class PrequentialWindow:
     :meth:`from_state`                        O(d log d)
     ========================================  ==========
 
+    Once the window is full, an update is the validation, one
+    :meth:`~driftwatch.core.measures.auc.AUCPairs.replace` (four bisections of sorted score
+    lists: the evicted event's position among its class and rank among the other, and the
+    same for the arriving event) and two cell counts.
+
     Examples:
         >>> window = PrequentialWindow(size=3)
         >>> for y_true, y_score in [(1, 0.8), (0, 0.6), (1, 0.4), (0, 0.2)]:
@@ -114,20 +120,22 @@ class PrequentialWindow:
         0.3333333333333333
     """
 
-    __slots__ = ("_counts", "_events", "_hits", "_label_before", "_pairs", "_size", "_threshold")
+    __slots__ = ("_counts", "_events", "_label_before", "_last", "_pairs", "_size", "_threshold")
 
     def __init__(self, size: int = 1000, threshold: float = 0.5) -> None:
         self._size = _check_size(size)
         self._threshold = check_score(threshold, "threshold")
-        # (y_true, y_score, y_pred) per event, oldest first; the deque is unbounded because
+        # (y_true, y_score, cell) per event, oldest first; the deque is unbounded because
         # eviction has to update the counts, which a maxlen deque would do silently.
         self._events: deque[tuple[int, float, int]] = deque()
         self._pairs = AUCPairs()
-        self._counts = [0, 0, 0, 0]
-        self._hits = 0
+        self._counts = [0] * 8  # indexed by cell
         # Label of the event just before the oldest one held (None before any eviction): the
         # oldest event's persistent hit depends on it, and nothing else remembers it.
         self._label_before: int | None = None
+        # Label of the newest event held (of the one before the window when it is empty):
+        # the next event is a persistent hit when its label equals this.
+        self._last: int | None = None
 
     @property
     def size(self) -> int:
@@ -155,36 +163,35 @@ class PrequentialWindow:
         # Exact int/float arguments take an inline check; anything else goes through the
         # shared validators, which accept the same values (tests/core/test_window.py). The
         # shortcut skips their ABC isinstance checks, the costly part of validation, on the
-        # path nearly every event takes.
+        # path nearly every event takes. For a float, x − x is 0.0 exactly when x is finite
+        # (inf − inf and NaN − NaN are NaN).
         if type(y_true) is int and 0 <= y_true <= 1:
             label = y_true
         else:
             label = check_label(y_true, "y_true")
-        if type(y_score) is float and -_INF < y_score < _INF:  # NaN fails both comparisons
+        if type(y_score) is float and y_score - y_score == 0.0:
             score = y_score
         else:
             score = check_score(y_score, "y_score")
         if y_pred is None:
-            pred = 1 if score >= self._threshold else 0
+            cell = 2 * label + 1 if score >= self._threshold else 2 * label
         else:
-            pred = check_label(y_pred, "y_pred")
+            cell = 2 * label + check_label(y_pred, "y_pred")
         # Everything below is validated input: no exception can leave the window half-updated.
+        if label == self._last:
+            cell += _HIT
+        self._last = label
         events = self._events
         counts = self._counts
-        pairs = self._pairs
         if len(events) == self._size:
-            old_label, old_score, old_pred = events.popleft()
-            pairs.remove(old_label, old_score)
-            counts[2 * old_label + old_pred] -= 1
-            if old_label == self._label_before:
-                self._hits -= 1
+            old_label, old_score, old_cell = events.popleft()
+            self._pairs.replace(old_label, old_score, label, score)
+            counts[old_cell] -= 1
             self._label_before = old_label
-        previous = events[-1][0] if events else self._label_before
-        if label == previous:
-            self._hits += 1
-        events.append((label, score, pred))
-        pairs.add(label, score)
-        counts[2 * label + pred] += 1
+        else:
+            self._pairs.add(label, score)
+        events.append((label, score, cell))
+        counts[cell] += 1
 
     def __len__(self) -> int:
         return len(self._events)
@@ -202,8 +209,8 @@ class PrequentialWindow:
     @property
     def confusion(self) -> ConfusionCounts:
         """TP, FP, FN, TN over the window."""
-        counts = self._counts
-        return ConfusionCounts(tp=counts[_TP], fp=counts[_FP], fn=counts[_FN], tn=counts[_TN])
+        tp, fp, fn, tn, _ = self._tally()
+        return ConfusionCounts(tp=tp, fp=fp, fn=fn, tn=tn)
 
     @property
     def persistent_hits(self) -> int:
@@ -211,7 +218,7 @@ class PrequentialWindow:
 
         The first event of the stream has no predecessor and counts as a miss.
         """
-        return self._hits
+        return sum(self._counts[_HIT:])
 
     @property
     def auc(self) -> float:
@@ -226,10 +233,9 @@ class PrequentialWindow:
         """
         if name == "auc":
             return self._pairs.auc
-        counts = self._counts
-        tp, fp, fn, tn = counts[_TP], counts[_FP], counts[_FN], counts[_TN]
+        tp, fp, fn, tn, hits = self._tally()
         if name == "kappa_per":
-            return kappa_per(tp, fp, fn, tn, self._hits)
+            return kappa_per(tp, fp, fn, tn, hits)
         function = CONFUSION_MEASURES.get(name)
         if function is None:
             raise ValueError(f"name must be one of {', '.join(MEASURE_NAMES)}; got {name!r}")
@@ -237,13 +243,23 @@ class PrequentialWindow:
 
     def measures(self) -> dict[str, float]:
         """Every measure, ``"auc"`` first then ``CRISP_MEASURES`` in order. O(1)."""
-        counts = self._counts
-        tp, fp, fn, tn = counts[_TP], counts[_FP], counts[_FN], counts[_TN]
+        tp, fp, fn, tn, hits = self._tally()
         values = {"auc": self._pairs.auc}
         for name, function in CONFUSION_MEASURES.items():
             values[name] = function(tp, fp, fn, tn)
-        values["kappa_per"] = kappa_per(tp, fp, fn, tn, self._hits)
+        values["kappa_per"] = kappa_per(tp, fp, fn, tn, hits)
         return values
+
+    def _tally(self) -> tuple[int, int, int, int, int]:
+        """TP, FP, FN, TN and the persistent hits, from the eight cell counts. O(1)."""
+        counts = self._counts
+        return (
+            counts[_TP] + counts[_HIT + _TP],
+            counts[_FP] + counts[_HIT + _FP],
+            counts[_FN] + counts[_HIT + _FN],
+            counts[_TN] + counts[_HIT + _TN],
+            sum(counts[_HIT:]),
+        )
 
     def export_state(self) -> dict[str, Any]:
         """The window as JSON-serializable plain data; :meth:`from_state` restores it. O(d).
@@ -258,7 +274,7 @@ class PrequentialWindow:
             "version": STATE_VERSION,
             "size": self._size,
             "threshold": self._threshold,
-            "events": [list(event) for event in self._events],
+            "events": [[label, score, cell & 1] for label, score, cell in self._events],
             "label_before_window": self._label_before,
         }
 
@@ -299,6 +315,7 @@ class PrequentialWindow:
                 raise ValueError("state label_before_window must be None for an empty window")
             before = check_label(before, "state label_before_window")
         window._label_before = before
+        window._last = before
         for i, event in enumerate(events):
             if isinstance(event, str | bytes) or not isinstance(event, Sequence) or len(event) != 3:
                 raise ValueError(

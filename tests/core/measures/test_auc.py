@@ -192,3 +192,127 @@ def test_docstring_examples() -> None:
     from driftwatch.core.measures import auc
 
     assert doctest.testmod(auc).failed == 0
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data(), load=st.sampled_from([2, 3, 5, 1000]))
+def test_pairs_add_remove_replace_across_block_layouts(data: st.DataObject, load: int) -> None:
+    """add, remove and replace against brute force, with blocks small enough to split and merge.
+
+    With a small load each class moves between one block (the inline fast path) and several
+    (the SortedScores path) many times; replace() is checked in both layouts, including the
+    change of class that makes one list grow past its block limit.
+    """
+    pairs = AUCPairs(load=load)
+    held: list[tuple[int, float]] = []
+    rate = data.draw(st.sampled_from([0.1, 0.5, 0.9]), label="positive_rate")
+    operations = data.draw(st.lists(st.integers(0, 99), max_size=150), label="operations")
+    for op in operations:
+        example = (int(data.draw(st.floats(0, 1)) < rate), data.draw(st.sampled_from(TIES)))
+        if op < 40 or not held:
+            pairs.add(*example)
+            held.append(example)
+        elif op < 60:
+            old = held.pop(data.draw(st.integers(0, len(held) - 1)))
+            pairs.remove(*old)
+        else:
+            index = data.draw(st.integers(0, len(held) - 1))
+            pairs.replace(*held[index], *example)
+            held[index] = example
+        assert pairs.halfcredits == brute_halfcredits(held)
+        positives = sum(y for y, _ in held)
+        assert (pairs.positives, pairs.negatives) == (positives, len(held) - positives)
+        pairs._check()
+
+
+@pytest.mark.parametrize("load", [2, 1000])
+def test_replace_absent_example_changes_nothing(load: int) -> None:
+    pairs = AUCPairs(load=load)
+    examples = [(1, 0.7), (0, 0.2), (1, 0.5), (0, 0.5), (1, 0.9), (0, 0.1), (0, 0.3), (1, 0.3)]
+    for example in examples:
+        pairs.add(*example)
+    before = (pairs.positives, pairs.negatives, pairs.halfcredits)
+    for absent in [(1, 0.2), (0, 0.7), (1, 0.0), (0, 1.0)]:
+        with pytest.raises(ValueError):
+            pairs.replace(*absent, 1, 0.6)
+        with pytest.raises(ValueError):
+            pairs.remove(*absent)
+        assert (pairs.positives, pairs.negatives, pairs.halfcredits) == before
+        pairs._check()
+
+
+@pytest.mark.parametrize("load", [2, 3, 4])
+@pytest.mark.parametrize("positive_rate", [0.1, 0.5, 0.95])
+def test_window_matches_brute_force_with_several_blocks(load: int, positive_rate: float) -> None:
+    """The window's eviction path (replace) when its classes span several blocks."""
+    window = PrequentialWindow(size=40)
+    window._pairs = AUCPairs(load=load)
+    shadow: deque[tuple[int, float]] = deque(maxlen=40)
+    for i, (y, s) in enumerate(random_stream(load, 600, positive_rate)):
+        window.update(y, s)
+        shadow.append((y, s))
+        assert window._pairs.halfcredits == brute_halfcredits(list(shadow))
+        if i % 25 == 0:
+            window._pairs._check()
+
+
+@pytest.mark.parametrize("load", [2, 3])
+def test_pairs_between_one_and_several_blocks(load: int) -> None:
+    """Each way a class can outgrow its one block (add, and replace changing the class), then
+    shrinking back so that the inline path resumes; brute force after every change."""
+    rng = random.Random(load)
+    pairs = AUCPairs(load=load)
+    held: list[tuple[int, float]] = []
+
+    def count(label: int) -> int:
+        return sum(y == label for y, _ in held)
+
+    def add(label: int) -> None:
+        example = (label, rng.choice(TIES))
+        pairs.add(*example)
+        held.append(example)
+        check()
+
+    def check() -> None:
+        assert pairs.halfcredits == brute_halfcredits(held)
+        pairs._check()
+
+    for label in (0, 1, 0, 1):
+        while count(label) < 2 * load or count(1 - label) < 1:  # fill one block to its limit
+            add(label if count(label) < 2 * load else 1 - label)
+        assert pairs._lists is not None
+        # Replace an example of the other class by one of this class: the list grows past its
+        # block limit and splits. Grow it further, then come back down to one block.
+        index = next(i for i, (y, _) in enumerate(held) if y != label)
+        example = (label, rng.choice(TIES))
+        pairs.replace(*held[index], *example)
+        held[index] = example
+        check()
+        assert pairs._lists is None
+        for _ in range(4 * load):
+            add(label)
+        while count(label) > load:
+            index = next(i for i, (y, _) in enumerate(held) if y == label)
+            pairs.remove(*held.pop(index))
+            check()
+        assert pairs._lists is not None  # one block per class again: the inline path
+    for label in (0, 1):
+        for _ in range(3 * load):  # past the limit through add() alone
+            add(label)
+        assert pairs._lists is None
+        while count(label) > load:
+            index = next(i for i, (y, _) in enumerate(held) if y == label)
+            old = held.pop(index)
+            example = (1 - label, rng.choice(TIES))
+            if count(1 - label) < 2 * load:
+                pairs.replace(*old, *example)  # in the block layout
+                held.append(example)
+            else:
+                pairs.remove(*old)
+            check()
+    while held:
+        old = held.pop(rng.randrange(len(held)))
+        pairs.remove(*old)
+        check()
+    assert (pairs.positives, pairs.negatives, pairs.halfcredits) == (0, 0, 0)
+    assert math.isnan(pairs.auc)
