@@ -141,6 +141,7 @@ class TansuBroker:
             return
         if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGCONT)  # a paused broker would not act on SIGINT
                 # SIGINT, not SIGTERM: on SIGTERM Tansu 0.6 waits 5 s for connected clients to
                 # go away, on SIGINT it exits at once. Memory storage has nothing to flush.
                 proc.send_signal(signal.SIGKILL if kill else signal.SIGINT)
@@ -154,6 +155,18 @@ class TansuBroker:
         deadline = time.monotonic() + STOP_TIMEOUT_S
         while _accepts_connections(self.port) and time.monotonic() < deadline:
             time.sleep(0.02)
+
+    def pause(self) -> None:
+        """Freeze the broker (SIGSTOP): connections stay open, requests go unanswered, as with
+        a hung broker or a network black hole. :meth:`resume` (or :meth:`stop`) ends it."""
+        if self._proc is None or self._proc.poll() is not None:
+            raise RuntimeError("broker not running")
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Undo :meth:`pause` (SIGCONT); harmless when the broker is not paused."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGCONT)
 
     def restart(self, *, kill: bool = False) -> None:
         """Stop, then start on the same port. The new broker is empty (memory storage)."""

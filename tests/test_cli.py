@@ -250,7 +250,10 @@ def test_show_prints_effective_settings_that_load_back(
     assert shown["limits"]["max_models"] == 9
     assert shown["monitoring"]["models"]["fraud"]["window_size"] == 200
     # The defaults are spelled out, the default watches included.
-    assert [w["measure"] for w in shown["monitoring"]["defaults"]["watches"]] == ["auc", "gmean"]
+    from driftwatch.core.monitor import DEFAULT_WATCHES
+
+    shown_watches = shown["monitoring"]["defaults"]["watches"]
+    assert [w["measure"] for w in shown_watches] == [w.measure for w in DEFAULT_WATCHES]
     monkeypatch.delenv("DRIFTWATCH_CONFIG")
     monkeypatch.delenv("DRIFTWATCH_LIMITS__MAX_MODELS")
     copy = tmp_path / "shown.yaml"

@@ -537,6 +537,8 @@ class KafkaSource:
                 highwater = consumer.highwater(ktp)
                 end = max(listed or 0, highwater or 0)
                 position = consumer.position(ktp, timeout_ms=timeout_ms)
+                if position is not None and highwater is not None and position > end:
+                    position = self._reset_beyond_end(consumer, ktp, position, end)
                 if position is not None:
                     lag[(ktp.topic, ktp.partition)] = max(0, end - position)
         except KafkaError as exc:
@@ -549,6 +551,28 @@ class KafkaSource:
         self._lag, self._lag_at = lag, self.clock()
         self._probe_at = self._lag_at + self.probe_interval_s
         self._succeeded()
+
+    def _reset_beyond_end(self, consumer: Any, ktp: Any, position: int, end: int) -> int | None:
+        """Apply ``auto_offset_reset`` to a partition whose position is past the end of its log.
+
+        Both the broker's end offset and the high watermark of a fetch at this very position
+        say the log ends before it: the partition was truncated or the topic recreated (a
+        broker with memory storage that restarted, for one). Kafka answers such a fetch with
+        OFFSET_OUT_OF_RANGE and kafka-python applies ``auto_offset_reset``; Tansu 0.6 answers
+        it with no records, so the consumer would wait at the old position until the new log
+        grew past it, and skip everything before. Do what Kafka's answer would have done.
+        """
+        reset = self.consumer_config.get("auto_offset_reset", "latest")
+        log.warning(
+            "%s[%d]: position %d is past the end of the log (%d): the partition was truncated "
+            "or recreated; resetting to the %s offset (auto_offset_reset)",
+            ktp.topic, ktp.partition, position, end, reset,
+        )
+        if reset == "earliest":
+            consumer.seek_to_beginning(ktp)
+        else:
+            consumer.seek_to_end(ktp)
+        return consumer.position(ktp, timeout_ms=int(self.request_timeout_s * 1000))
 
     def _succeeded(self) -> None:
         if not self._reachable and self._failures:

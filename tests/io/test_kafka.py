@@ -249,6 +249,21 @@ def test_on_assigned_offsets_are_seeked_to(broker: TansuBroker) -> None:
     assert [r.offset for r in got if r.partition == 1] == list(range(10))
 
 
+def test_a_position_past_the_end_of_the_log_is_reset(broker: TansuBroker) -> None:
+    """A checkpointed offset beyond the log's end (the log was truncated, or recreated by a
+    broker that lost its memory): Kafka would answer OFFSET_OUT_OF_RANGE and the client reset
+    to auto_offset_reset; Tansu 0.6 answers with no records. The source resets by itself."""
+    create_topic(broker.bootstrap)
+    sent = produce(broker.bootstrap, values("a", 5))
+
+    def restore(partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        return {TopicPartition(TOPIC, 0): 300}
+
+    with make_source(broker.bootstrap, on_assigned=restore) as source:
+        got = poll_until([source], lambda got: len(got) >= 5)
+    assert [r.value for r in got] == sent
+
+
 def test_on_assigned_errors_are_raised_from_poll(broker: TansuBroker) -> None:
     create_topic(broker.bootstrap)
 

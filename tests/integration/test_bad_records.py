@@ -1,0 +1,114 @@
+"""Malformed records among good ones: each counted under its reason, dead-lettered with it,
+and none of them stops the agent or costs a good event.
+
+About the 5 MB record: Tansu 0.6 accepts it at produce time (it has no message size limit
+by default; the test producer raises kafka-python's own 1 MiB ``max_request_size``), and
+kafka-python's consumer delivers it although it exceeds ``max_partition_fetch_bytes``
+(KIP-74: an oversized first batch is returned whole). So the 5 MB path runs for real, next to
+a record one byte above a small configured ``events.max_record_bytes`` and one exactly at it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from driftwatch.io.decode import REJECTION_REASONS
+from driftwatch.simulate import generate
+from tests.broker import TansuBroker
+from tests.integration.helpers import StartAgent, consume, create_topics, event_json, produce
+
+MODEL = "scorer"
+DEAD_LETTER_TOPIC = "events-rejected"
+MAX_RECORD_BYTES = 4096
+GOOD = 400
+
+
+def padded(size: int) -> bytes:
+    """A valid event of exactly ``size`` bytes (padded with an ignored field)."""
+    head = b'{"label": 1, "score": 0.75, "model": "' + MODEL.encode() + b'", "pad": "'
+    tail = b'"}'
+    value = head + b"x" * (size - len(head) - len(tail)) + tail
+    assert len(value) == size
+    json.loads(value)
+    return value
+
+
+BAD: list[tuple[bytes | None, str]] = [
+    (b"this is not JSON {", "not_json"),
+    (b'{"label": 1, "model": "scorer"}', "missing_field"),  # no score
+    (b'{"score": 0.3, "model": "scorer"}', "missing_field"),  # no label
+    (b'{"label": 1, "score": NaN, "model": "scorer"}', "bad_score"),
+    (b'{"label": 0, "score": Infinity, "model": "scorer"}', "bad_score"),
+    (b'{"label": 7, "score": 0.4, "model": "scorer"}', "bad_label"),
+    (padded(MAX_RECORD_BYTES + 1), "too_large"),  # just above the configured limit
+    (padded(5 * 1024 * 1024), "too_large"),  # 5 MiB
+    (b"[1, 2, 3]", "not_object"),
+    (None, "empty"),  # a tombstone
+    (b'{"label": 1, "score": 0.2, "model": ""}', "bad_model"),
+]
+
+
+def test_bad_records_are_counted_dead_lettered_and_skipped(
+    broker: TansuBroker, topic: str, start_agent: StartAgent
+) -> None:
+    # Created by the operator, with one partition so that its order is the source's (an
+    # auto-created topic has four on Tansu).
+    create_topics(broker.bootstrap, DEAD_LETTER_TOPIC)
+    agent = start_agent("bad", {
+        "events": {"max_record_bytes": MAX_RECORD_BYTES},
+        "kafka": {"dead_letter_topic": DEAD_LETTER_TOPIC},
+    })
+    good = [event_json(e, MODEL) for e in generate("stationary", seed=5, length=GOOD)]
+    good.append(padded(MAX_RECORD_BYTES))  # exactly at the limit: accepted
+    # Interleave: a bad record after every 30 good ones, the first before any good one.
+    values: list[bytes | None] = []
+    bad_at: dict[int, tuple[bytes | None, str]] = {}
+    for i, record in enumerate(good):
+        if i % 30 == 0 and i // 30 < len(BAD):
+            bad_at[len(values)] = BAD[i // 30]
+            values.append(BAD[i // 30][0])
+        values.append(record)
+    assert len(bad_at) == len(BAD)
+    # Keyed by model, as producers usually do (a tombstone needs a key anyway).
+    offsets = produce(broker.bootstrap, topic, values, keys=[MODEL.encode()] * len(values))
+
+    metrics = agent.wait_metrics(
+        lambda m: m.total("driftwatch_events_processed_total")
+        + m.total("driftwatch_events_rejected_total") >= len(values),
+        f"all {len(values)} records to be processed or rejected",
+    )
+
+    # Every good event reached the monitor, every bad record its reason, nothing else.
+    assert metrics.by_label("driftwatch_events_processed_total", "model") == {
+        MODEL: len(good)
+    }
+    expected = dict.fromkeys((*REJECTION_REASONS, "too_many_models"), 0)
+    for _, reason in BAD:
+        expected[reason] += 1
+    assert metrics.by_label("driftwatch_events_rejected_total", "reason") == expected
+    assert metrics.get("driftwatch_window_events", model=MODEL, **{"class": "positive"}) \
+        + metrics.get("driftwatch_window_events", model=MODEL, **{"class": "negative"}) \
+        == len(good)  # the default window (1000) holds them all
+
+    # The agent is alive and well.
+    assert agent.running
+    assert agent.readyz() == 200
+
+    # Each rejected record is on the dead-letter topic, byte for byte, with its reason and
+    # where it came from; nothing else is (consume() reads one poll past the count).
+    letters = consume(broker.bootstrap, DEAD_LETTER_TOPIC, len(BAD))
+    assert len(letters) == len(BAD)
+    got = [
+        (letter.value, letter.key, dict(letter.headers)["reason"].decode(),
+         int(dict(letter.headers)["source_offset"]), dict(letter.headers)["source_topic"])
+        for letter in letters
+    ]
+    want = [
+        (value, MODEL.encode(), reason, offsets[index], topic.encode())
+        for index, (value, reason) in sorted(bad_at.items())
+    ]
+    assert [g[1:] for g in got] == [w[1:] for w in want]
+    for (got_value, reason, *_), (want_value, *_) in zip(got, want, strict=True):
+        assert got_value == want_value, f"{reason}: value changed ({len(got_value or b'')} "\
+            f"bytes instead of {len(want_value or b'')})"
+    assert all(dict(letter.headers)["detail"] for letter in letters)

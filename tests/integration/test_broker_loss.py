@@ -1,0 +1,76 @@
+"""The broker goes away and comes back: the agent lives on, says so on /readyz, loses nothing.
+
+Tansu keeps everything in memory, so the broker that comes back (same port) is empty: no
+topic, no group, no committed offset, and the new log restarts at offset 0 while the agent's
+position is still where the old log ended. The test recreates the topic and, as in
+tests/io/test_kafka.py's broker-loss test, produces only once the agent is ready again.
+
+Then the new log is shorter than the agent's old position. Kafka would answer a fetch there
+with OFFSET_OUT_OF_RANGE (and the client would apply auto_offset_reset); Tansu 0.6 answers
+with no records, so the agent must notice by itself (KafkaSource resets a position past the
+end of the log). The first records after the return are fewer than before the outage: were
+the new log already past the old position, no client could tell the old position from a valid
+one (with Kafka neither). Once those are processed, more records than before the outage
+follow, and all of them must arrive too.
+"""
+
+from __future__ import annotations
+
+from driftwatch.simulate import generate
+from tests.broker import TansuBroker
+from tests.integration.helpers import (
+    JOIN_S,
+    StartAgent,
+    create_topics,
+    event_json,
+    http_get,
+    produce,
+    wait_for,
+)
+
+MODEL = "churn"
+BEFORE = 300
+RIGHT_AFTER = 100  # < BEFORE: see the module docstring
+LATER = 500  # > BEFORE
+OUTAGE_S = 20.0
+"""Bound on /readyz turning 503: the agent probes an idle broker every 5 s
+(KafkaSource.probe_interval_s) and a probe of a dead broker fails after its 5 s request
+timeout."""
+
+
+def test_agent_survives_broker_loss_and_processes_everything_after_it(
+    broker: TansuBroker, topic: str, start_agent: StartAgent
+) -> None:
+    agent = start_agent("survivor", {"events": {"model_source": "constant",
+                                                "model_constant": MODEL}})
+    stream = generate("stationary", seed=9, length=BEFORE + RIGHT_AFTER + LATER)
+    events = [event_json(e) for e in stream]
+    produce(broker.bootstrap, topic, events[:BEFORE])
+    agent.wait_processed(BEFORE)
+    assert agent.readyz() == 200
+
+    broker.stop()
+    wait_for(lambda: agent.readyz() == 503, OUTAGE_S, "/readyz to turn 503 without a broker",
+             diagnostics=agent.log)
+    # Alive, healthy, and still serving what it knows, for a while.
+    for _ in range(3):
+        assert agent.running
+        assert http_get(f"{agent.url}/healthz")[0] == 200
+        metrics = agent.scrape()
+        assert metrics.get("driftwatch_events_processed_total", model=MODEL) == BEFORE
+        assert metrics.get("driftwatch_ready") == 0
+        assert agent.readyz() == 503
+
+    broker.start()  # same port, empty
+    create_topics(broker.bootstrap, topic)
+    agent.wait_ready(JOIN_S)
+    assert agent.running
+
+    produce(broker.bootstrap, topic, events[BEFORE:BEFORE + RIGHT_AFTER])
+    agent.wait_processed(BEFORE + RIGHT_AFTER)
+    produce(broker.bootstrap, topic, events[BEFORE + RIGHT_AFTER:])
+    metrics = agent.wait_processed(len(events))
+    assert metrics.get("driftwatch_ready") == 1
+    assert metrics.total("driftwatch_events_rejected_total") == 0
+    assert agent.readyz() == 200
+    assert agent.running
