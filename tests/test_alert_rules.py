@@ -1,0 +1,167 @@
+"""The Prometheus rules shipped with driftwatch: checked and unit-tested by the real promtool.
+
+``helm/driftwatch/files/alerts.yaml`` is the single source (the chart renders it into a
+PrometheusRule, ``examples/alerts.yaml`` links to it); ``tests/promtool/alerts_test.yaml``
+holds the ``promtool test rules`` cases. Besides running promtool, these tests check that the
+cases cover every alert both ways (firing and not firing), that every alert carries what an
+on-call engineer needs (``for:``, a severity, summary/description/runbook), and that the
+promtool suite notices when a rule is changed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped, unused-ignore]
+
+from tests.test_dashboard_json import exported_metric_names
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "helm" / "driftwatch" / "files" / "alerts.yaml"
+EXAMPLE_RULES = ROOT / "examples" / "alerts.yaml"
+PROMTOOL_TESTS = ROOT / "tests" / "promtool" / "alerts_test.yaml"
+SEVERITIES = {"critical", "warning", "info"}
+PROMTOOL_REASON = "Debian package: apt-get install -y prometheus (ships promtool)"
+
+RequireTool = Callable[[str, str], str]
+
+
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def rules() -> list[dict[str, Any]]:
+    return [rule for group in load(RULES)["groups"] for rule in group["rules"]]
+
+
+def alerts() -> list[dict[str, Any]]:
+    return [rule for rule in rules() if "alert" in rule]
+
+
+def promtool(binary: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=60,
+                          cwd=cwd, check=False)
+
+
+def test_promtool_check_rules(require_tool: RequireTool) -> None:
+    binary = require_tool("promtool", PROMTOOL_REASON)
+    result = promtool(binary, "check", "rules", str(RULES))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"SUCCESS: {len(rules())} rules found" in result.stdout
+
+
+def test_promtool_test_rules(require_tool: RequireTool) -> None:
+    binary = require_tool("promtool", PROMTOOL_REASON)
+    result = promtool(binary, "test", "rules", PROMTOOL_TESTS.name, cwd=PROMTOOL_TESTS.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout
+
+
+def test_the_example_is_the_chart_file() -> None:
+    # A symlink, so there is nothing to keep in sync; this catches a checkout that turned it
+    # into a stale copy (core.symlinks=false) or a link that points elsewhere.
+    assert EXAMPLE_RULES.resolve() == RULES.resolve()
+    assert EXAMPLE_RULES.read_bytes() == RULES.read_bytes()
+
+
+def test_the_issue_s_alerts_are_all_there() -> None:
+    names = {rule["alert"] for rule in alerts()}
+    assert {
+        "DriftwatchAucBelowFloor", "DriftwatchAucDropped", "DriftwatchDriftDetected",
+        "DriftwatchMeasureBelowAdjustedThreshold", "DriftwatchNoEvents",
+        "DriftwatchModelDisappeared", "DriftwatchRejectedEvents", "DriftwatchAgentDown",
+        "DriftwatchAgentNotReady", "DriftwatchConsumerLagGrowing",
+    } <= names
+    exprs = {rule["alert"]: " ".join(rule["expr"].split()) for rule in alerts()}
+    assert "driftwatch_measure - driftwatch_measure_threshold" in " ".join(
+        rule["expr"] for rule in rules() if "record" in rule)
+    assert 'increase(driftwatch_alarms_total{level="drift"}[10m]) > 0' in exprs[
+        "DriftwatchDriftDetected"]
+    assert exprs["DriftwatchAgentNotReady"] == "driftwatch_ready == 0"
+
+
+def test_every_metric_is_exported() -> None:
+    exported = exported_metric_names()
+    recorded = {rule["record"] for rule in rules() if "record" in rule}
+    for rule in rules():
+        for name in re.findall(r"\bdriftwatch[_:][\w:]+", rule["expr"]):
+            assert name in exported | recorded, f"{name} is neither exported nor recorded"
+
+
+@pytest.mark.parametrize("alert", alerts(), ids=lambda rule: rule["alert"])
+def test_every_alert_is_actionable(alert: dict[str, Any]) -> None:
+    assert re.fullmatch(r"Driftwatch[A-Z][A-Za-z]+", alert["alert"])
+    assert "for" in alert, "an explicit for: (0m when the expression already debounces)"
+    assert alert["labels"]["severity"] in SEVERITIES
+    annotations = alert["annotations"]
+    assert set(annotations) == {"summary", "description", "runbook"}
+    # The labels that say what is wrong (model, measure, detector, reason, topic...) are
+    # named in the text; the promtool cases show which labels the alert's series keep.
+    text = annotations["summary"] + annotations["description"]
+    kept = {label for case in _alert_cases().get(alert["alert"], [])
+            for expected in case.get("exp_alerts") or [] for label in expected["exp_labels"]}
+    pinned = set(re.findall(r'(\w+)="', alert["expr"]))  # e.g. measure="auc": no news
+    for label in kept - pinned - {"severity", "job", "instance", "pod"}:
+        assert f"$labels.{label}" in text, f"the text does not name the {label}"
+
+
+def _alert_cases() -> dict[str, list[dict[str, Any]]]:
+    cases: dict[str, list[dict[str, Any]]] = {}
+    for test in load(PROMTOOL_TESTS)["tests"]:
+        assert test.get("input_series"), f"test {test['name']!r} has no input series"
+        for case in test.get("alert_rule_test", []):
+            cases.setdefault(case["alertname"], []).append(case)
+    return cases
+
+
+@pytest.mark.parametrize("alert", alerts(), ids=lambda rule: rule["alert"])
+def test_every_alert_is_tested_firing_and_not_firing(alert: dict[str, Any]) -> None:
+    cases = _alert_cases().get(alert["alert"], [])
+    assert any(case.get("exp_alerts") for case in cases), "no firing case"
+    assert any(not case.get("exp_alerts") for case in cases), "no not-firing case"
+    for case in cases:
+        for expected in case.get("exp_alerts") or []:
+            assert expected["exp_labels"]["severity"] == alert["labels"]["severity"]
+            assert set(expected["exp_annotations"]) == set(alert["annotations"])
+
+
+# Each a plausible edit that changes what the rules do; the promtool cases must notice.
+MUTATIONS = {
+    "auc floor": ("< 0.70", "< 0.60"),
+    "instant auc instead of max_over_time": (
+        'max_over_time(driftwatch_measure{measure="auc"}[5m]) < 0.70',
+        'driftwatch_measure{measure="auc"} < 0.70',
+    ),
+    "baseline without offset": ("[6h] offset 10m)\n", "[6h])\n"),
+    "drift alarms including warnings": ('{level="drift"}', '{level=~"drift|warning"}'),
+    "no events per replica": ("sum without (instance, pod) (rate", "sum without (pod) (rate"),
+    "rejections without idle agents": (" * 0\n", " * 1\n"),
+    "lag that is merely high": ("deriv(driftwatch_consumer_lag_records[15m]) > 0",
+                                "deriv(driftwatch_consumer_lag_records[15m]) > -1"),
+}
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS.values(), ids=list(MUTATIONS))
+def test_the_promtool_cases_catch_a_changed_rule(
+    require_tool: RequireTool, tmp_path: Path, mutation: tuple[str, str]
+) -> None:
+    binary = require_tool("promtool", PROMTOOL_REASON)
+    before, after = mutation
+    text = RULES.read_text(encoding="utf-8")
+    assert before in text
+    mutated = tmp_path / "alerts.yaml"
+    mutated.write_text(text.replace(before, after), encoding="utf-8")
+    tests = PROMTOOL_TESTS.read_text(encoding="utf-8")
+    original = "../../helm/driftwatch/files/alerts.yaml"
+    assert original in tests
+    (tmp_path / "alerts_test.yaml").write_text(tests.replace(original, str(mutated)),
+                                               encoding="utf-8")
+    assert promtool(binary, "check", "rules", str(mutated)).returncode == 0, "still valid"
+    result = promtool(binary, "test", "rules", "alerts_test.yaml", cwd=tmp_path)
+    assert result.returncode != 0, f"the promtool cases did not notice {before!r} → {after!r}"
+    assert "FAILED" in result.stdout + result.stderr
