@@ -13,7 +13,7 @@ import os
 import platform
 import sys
 
-BENCHMARKS = ("auc", "confusion", "normalization")
+BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory")
 
 
 def _machine() -> str:

@@ -1,0 +1,59 @@
+# syntax=docker/dockerfile:1
+# The driftwatch agent image: driftwatch-agent installed from its wheel on a slim Python,
+# running as an unprivileged user. The Helm chart (helm/driftwatch) defaults to this image:
+#
+#   docker build -t ghcr.io/driftwatch/driftwatch-agent:0.1.0 .
+#   docker run --rm -p 9108:9108 -v "$PWD/driftwatch.yaml:/etc/driftwatch/driftwatch.yaml:ro" \
+#     ghcr.io/driftwatch/driftwatch-agent:0.1.0
+#
+# The tag is the package version (pyproject.toml), which is the chart's appVersion.
+
+ARG PYTHON_VERSION=3.11
+
+# -- build: the package's wheel and the wheels of its dependencies ---------------------------
+FROM python:${PYTHON_VERSION}-slim AS builder
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY driftwatch ./driftwatch
+RUN pip wheel --wheel-dir /wheels .
+
+# -- run ------------------------------------------------------------------------------------
+FROM python:${PYTHON_VERSION}-slim
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="driftwatch-agent" \
+      org.opencontainers.image.description="Watches deployed binary classifiers: prequential AUC, class-ratio-normalized measures, drift alarms to Prometheus." \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1 \
+    DRIFTWATCH_CONFIG=/etc/driftwatch/driftwatch.yaml
+
+# A fixed numeric UID/GID (10001), so that Kubernetes' runAsNonRoot can verify it and the
+# chart's runAsUser/fsGroup match. /var/lib/driftwatch is the checkpoint directory the chart
+# mounts a volume on; /etc/driftwatch holds the settings file (the chart's ConfigMap).
+RUN groupadd --system --gid 10001 driftwatch \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home \
+      --home-dir /var/lib/driftwatch --shell /usr/sbin/nologin driftwatch \
+ && install -d -o 10001 -g 10001 -m 0750 /var/lib/driftwatch \
+ && install -d -m 0755 /etc/driftwatch
+
+# Only the wheels built above, no index: the image holds exactly what was built.
+RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
+    pip install --no-index --find-links=/wheels driftwatch-agent
+
+USER 10001:10001
+WORKDIR /var/lib/driftwatch
+# /metrics, /healthz and /readyz (settings: metrics.port).
+EXPOSE 9108
+# For plain Docker only (Kubernetes ignores it and uses the chart's probes); assumes the
+# default port and plain HTTP.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:9108/healthz', timeout=4)"]
+
+# The agent handles SIGTERM itself (finish the batch, checkpoint, commit, exit 0).
+ENTRYPOINT ["driftwatch"]
+CMD ["run"]

@@ -1,0 +1,113 @@
+"""End to end: events/s from a Tansu topic through the agent, against the raw ceiling.
+
+The ceiling is kafka-python consuming the same topic and decoding every record with the
+agent's own decoder, with no monitoring: what the agent could reach if monitoring were free.
+The agent runs in-process (:class:`~driftwatch.agent.Agent`) with the default measures and
+detectors at d = 1000. Both read the same one-partition topic from an embedded broker on
+loopback, in fresh consumer groups; the median of a few interleaved repeats is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import threading
+import time
+
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from driftwatch.agent import Agent
+from driftwatch.io.broker import EmbeddedBroker
+from driftwatch.io.decode import EventFormat, decode
+from driftwatch.settings import Settings
+from driftwatch.simulate import generate
+
+TOPIC = "bench-events"
+GROUP_TIMING = {"max_poll_interval_ms": 5000, "session_timeout_ms": 6000,
+                "heartbeat_interval_ms": 1000}
+
+
+def fill_topic(bootstrap: str, count: int) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(TOPIC, num_partitions=1, replication_factor=1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, batch_size=512 * 1024)
+    for event in generate("sudden_auc_drop", seed=3, length=count):
+        value = {"model": "bench", "label": event.y_true, "score": event.y_score, "ts": event.ts}
+        producer.send(TOPIC, json.dumps(value).encode())
+    producer.flush()
+    producer.close()
+
+
+def raw_ceiling(bootstrap: str, count: int, group: str) -> float:
+    consumer = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=group,
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             max_poll_records=500, **GROUP_TIMING)
+    fmt = EventFormat()
+    seen, start = 0, None
+    while seen < count:
+        for records in consumer.poll(timeout_ms=1000).values():
+            if start is None:
+                start = time.perf_counter()
+            for record in records:
+                decode(record.value, record.key, fmt)
+            seen += len(records)
+    elapsed = time.perf_counter() - (start or time.perf_counter())
+    consumer.close()
+    return count / elapsed
+
+
+def through_agent(bootstrap: str, count: int, group: str) -> float:
+    with tempfile.TemporaryDirectory() as state:
+        settings = Settings(
+            kafka={"bootstrap_servers": [bootstrap], "topics": [TOPIC], "group_id": group,
+                   "poll_timeout_ms": 200, **GROUP_TIMING},
+            metrics={"host": "127.0.0.1", "port": 0},
+            checkpoint={"directory": state},
+            logging={"level": "WARNING"},
+        )
+        agent = Agent(settings)
+        stop = threading.Event()
+        thread = threading.Thread(target=agent.run, args=(stop,), daemon=True)
+        thread.start()
+        start = None
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            monitor = agent.monitors.get("bench") if len(agent.monitors) else None
+            processed = monitor.events if monitor is not None else 0
+            if start is None and processed:
+                start, first = time.perf_counter(), processed
+            if processed >= count:
+                break
+            time.sleep(0.005)
+        elapsed = time.perf_counter() - start if start else float("nan")
+        stop.set()
+        thread.join(30)
+        return (count - first) / elapsed
+
+
+def main(quick: bool = False) -> None:
+    count = 50_000 if quick else 200_000
+    repeats = 1 if quick else 3
+    with EmbeddedBroker() as broker:
+        fill_topic(broker.bootstrap, count)
+        ceiling, agent = [], []
+        for i in range(repeats):
+            ceiling.append(raw_ceiling(broker.bootstrap, count, f"raw-{i}"))
+            agent.append(through_agent(broker.bootstrap, count, f"agent-{i}"))
+    raw, ours = statistics.median(ceiling), statistics.median(agent)
+    print(f"{count:,} records, one partition, embedded Tansu on loopback, median of {repeats}.\n")
+    print("| path | records/s | share of the ceiling |")
+    print("|---|---|---|")
+    print(f"| kafka-python consume + decode (ceiling) | {raw:,.0f} | 100% |")
+    print(f"| driftwatch agent (default monitors, d = 1000) | {ours:,.0f} | {ours / raw:.0%} |")
+    print("\nMemory per model: `python -m benchmarks memory`.")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    main(quick=parser.parse_args().quick)
