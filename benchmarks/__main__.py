@@ -31,9 +31,13 @@ def _machine() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("names", nargs="*", choices=[*BENCHMARKS, []], help="which to run")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help=f"which to run (default: all): {', '.join(BENCHMARKS)}")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
     args = parser.parse_args(argv)
+    unknown = set(args.names) - set(BENCHMARKS)
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     print(f"# driftwatch benchmarks\n\nMachine: {_machine()}\n")
     for name in args.names or BENCHMARKS:
         print(f"## {name}\n")
