@@ -34,6 +34,7 @@ import enum
 import inspect
 import math
 import numbers
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal, Self, TypeVar
@@ -60,6 +61,9 @@ class DetectorState(enum.Enum):
     """A change was detected at this input; reported for this one step only."""
 
 
+_DRIFT = DetectorState.DRIFT  # a module global is found faster than the enum member
+
+
 class Detector(ABC):
     """Base class of every drift detector.
 
@@ -68,7 +72,8 @@ class Detector(ABC):
     hooks ``_reset``, ``_update``, ``_export`` and ``_restore`` (plus ``_after_drift`` when the
     algorithm does not simply start over after a drift).
 
-    Cost: :meth:`update` adds a constant-time input check to the algorithm's own cost.
+    Cost: :meth:`update` adds a constant-time input check to the algorithm's own cost (one
+    chained comparison for a ``float`` inside the range, the usual case).
     """
 
     name: ClassVar[str]
@@ -78,10 +83,23 @@ class Detector(ABC):
     """Closed interval the inputs must lie in, or None when any finite real is meaningful.
 
     The settings layer uses it to refuse watching a measure whose range does not fit (DDM's
-    inputs are rates in [0, 1], so it cannot watch κ or MCC, which reach −1).
+    inputs are rates in [0, 1], so it cannot watch κ or MCC, which reach −1). Set it in the
+    class body: :meth:`update`'s fast input check reads it once, when the class is defined.
     """
 
     _state: DetectorState
+
+    # update's fast path: a float x is a valid input iff _low <= x <= _high, input_range
+    # clamped to the finite floats (±the largest float without one), so that NaN and ±inf
+    # fail the comparison too. Set for each class from its input_range as it is defined.
+    _low: ClassVar[float] = -sys.float_info.max
+    _high: ClassVar[float] = sys.float_info.max
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        low, high = cls.input_range or (-math.inf, math.inf)
+        cls._low = max(low, -sys.float_info.max)
+        cls._high = min(high, sys.float_info.max)
 
     # ----------------------------------------------------------------------------------------
     # Public interface
@@ -92,11 +110,16 @@ class Detector(ABC):
         Raises ``ValueError`` naming ``x`` when ``x`` is not a finite real number or lies
         outside :attr:`input_range`; the detector is then left exactly as it was.
         """
-        value = _check_input(x, self.input_range)
-        if self._state is DetectorState.DRIFT:
+        # A plain float inside the bounds is accepted as it is; anything else (ints, numpy
+        # scalars, bad values) takes the full check, which converts or raises.
+        if type(x) is float and self._low <= x <= self._high:
+            value = x
+        else:
+            value = _check_input(x, self.input_range)
+        if self._state is _DRIFT:
             self._after_drift()
-        self._state = self._update(value)
-        return self._state
+        state = self._state = self._update(value)
+        return state
 
     def reset(self) -> None:
         """Forget every input: the detector is as if just constructed with its parameters."""

@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 
 from driftwatch.core.detectors.base import Detector, DetectorState, check_float, check_int
 
+_STABLE, _WARNING, _DRIFT = DetectorState.STABLE, DetectorState.WARNING, DetectorState.DRIFT
+
 
 class DDM(Detector):
     """Drift Detection Method: alarms when the error rate climbs above its best level.
@@ -116,20 +118,21 @@ class DDM(Detector):
         self._s_min = None
 
     def _update(self, x: float) -> DetectorState:
-        self._n += 1
-        self._p += (x - self._p) / self._n
-        p, n = self._p, self._n
-        s = math.sqrt(max(p * (1.0 - p), 0.0) / n)
+        # Called for every event when DDM watches the error stream: state in locals.
+        self._n = n = self._n + 1
+        self._p = p = self._p + (x - self._p) / n
         if n <= self.min_samples:
-            return DetectorState.STABLE
-
-        if self._p_min is None or self._s_min is None or p + s <= self._p_min + self._s_min:
-            self._p_min, self._s_min = p, s
-        if p + s > self._p_min + self.drift_level * self._s_min:
-            return DetectorState.DRIFT
-        if p + s > self._p_min + self.warning_level * self._s_min:
-            return DetectorState.WARNING
-        return DetectorState.STABLE
+            return _STABLE
+        s = math.sqrt(max(p * (1.0 - p), 0.0) / n)
+        level = p + s
+        p_min, s_min = self._p_min, self._s_min
+        if p_min is None or s_min is None or level <= p_min + s_min:
+            self._p_min, self._s_min = p_min, s_min = p, s
+        if level > p_min + self.drift_level * s_min:
+            return _DRIFT
+        if level > p_min + self.warning_level * s_min:
+            return _WARNING
+        return _STABLE
 
     def _export(self) -> dict[str, Any]:
         return {"n": self._n, "p": self._p, "p_min": self._p_min, "s_min": self._s_min}
