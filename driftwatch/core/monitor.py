@@ -228,12 +228,15 @@ class Snapshot:
 class _WatchState:
     """The live part of one watch: its detectors and whether it is below its floor."""
 
-    __slots__ = ("below_floor", "detectors", "quiet_until", "threshold", "watch")
+    __slots__ = ("below_floor", "detectors", "fed", "fed_at_drift", "quiet_until", "threshold",
+                 "watch")
 
     def __init__(self, watch: Watch) -> None:
         self.watch = watch
         self.detectors: list[Detector] = [_build(spec, watch) for spec in watch.detectors]
         self.quiet_until = [0] * len(self.detectors)  # event count before which drifts repeat
+        self.fed = 0  # inputs given to the detectors so far
+        self.fed_at_drift = [-1] * len(self.detectors)  # ``fed`` at each one's last drift
         self.below_floor = False
         self.threshold = math.nan
 
@@ -251,6 +254,10 @@ def _build(spec: DetectorSpec, watch: Watch) -> Detector:
 class Monitor:
     """Watches one model's events.
 
+    Windowed measures reach their detectors and floors every ``sample_every`` events once
+    the window is full (``window_size`` events), never from a filling window; the per-event
+    ``error_stream`` feeds its detectors from the first event.
+
     Cost per event: O(log d) for the window (d = ``window_size``), plus, once every
     ``sample_every`` events, one O(P) normalization per normalized or floored measure and one
     detector update per watching detector. The ``error_stream`` pseudo-measure feeds its
@@ -266,13 +273,14 @@ class Monitor:
 
     __slots__ = ("_alarm_counts", "_error_watches", "_events", "_last_alarm_time",
                  "_last_event_time", "_sample_every", "_sampled_watches", "_threshold",
-                 "_window", "config", "model")
+                 "_window", "_window_size", "config", "model")
 
     def __init__(self, model: str, config: MonitorConfig) -> None:
         self.model = model
         self.config = config
         self._window = PrequentialWindow(config.window_size, config.threshold)
         self._sample_every = config.sample_every  # read at every event: one lookup, not two
+        self._window_size = config.window_size
         self._threshold = config.threshold
         states = [_WatchState(w) for w in config.watches]
         self._error_watches = [s for s in states if s.watch.measure == ERROR_STREAM]
@@ -305,7 +313,10 @@ class Monitor:
             error = 1.0 if y_pred != y_true else 0.0
             for state in self._error_watches:
                 self._feed(state, error, error, math.nan, event, alarms)
-        if count % self._sample_every == 0:
+        # Windowed measures are sampled once the window is full: over a filling window they
+        # are estimates from a few events, noisy enough to cross floors and trip detectors
+        # at start-up (a restored monitor starts full).
+        if count % self._sample_every == 0 and len(self._window) == self._window_size:
             self._sample(event, alarms)
         return alarms
 
@@ -333,25 +344,40 @@ class Monitor:
               alarms: list[Alarm]) -> None:
         """Feed ``x`` (never NaN) to the watch's detectors; ``value`` is the raw measure and
         ``norm`` its normalized value, both for the alarms."""
+        state.fed = fed = state.fed + 1
         for index, detector in enumerate(state.detectors):
             before = detector.state
             level = detector.update(x)
             if level is _STABLE:  # nearly always
                 continue
             # An alarm is a state change: a drift (which lasts one step), or entering warning.
-            # A windowed measure keeps showing an old change until the window has refilled,
-            # and a detector that keeps its window (ADWIN) reports it again at later checks:
-            # drifts less than one window after the detector's previous drift are the same
-            # episode and raise no new alarm.
             if level is _DRIFT:
-                repeated = self._events < state.quiet_until[index]
-                state.quiet_until[index] = self._events + self.config.window_size
-                if not repeated:
+                if not self._repeated(state, index, detector, fed):
                     alarms.append(self._alarm(state.watch.measure, detector.name, "drift",
                                               value, norm, event))
+                state.quiet_until[index] = self._events + self._window_size
+                state.fed_at_drift[index] = fed
             elif level is _WARNING and before is not _WARNING:
                 alarms.append(self._alarm(state.watch.measure, detector.name, "warning",
                                           value, norm, event))
+
+    def _repeated(self, state: _WatchState, index: int, detector: Detector, fed: int) -> bool:
+        """Whether a drift repeats the detector's previous one rather than a new change.
+
+        A windowed measure shows a change for a whole window (the ramp while old events leave
+        it), so drifts less than one window after the previous are the same episode. And a
+        detector that keeps its estimate after a cut (ADWIN, whose ``width`` is the number of
+        inputs it still holds) cuts again while what it holds reaches back before its previous
+        drift, less that ramp: those cuts still separate the old concept from the new.
+        """
+        if self._events < state.quiet_until[index]:
+            return True
+        last = state.fed_at_drift[index]
+        width = getattr(detector, "width", None)
+        if last < 0 or not isinstance(width, int):
+            return False
+        ramp = 0 if state.watch.measure == ERROR_STREAM else self._window_size // self._sample_every
+        return width > fed - last + ramp
 
     def _alarm(self, measure: str, detector: str, level: Level, value: float, norm: float,
                event: Event) -> Alarm:
@@ -393,6 +419,8 @@ class Monitor:
                     "measure": s.watch.measure,
                     "detectors": [d.export_state() for d in s.detectors],
                     "quiet_until": s.quiet_until,
+                    "fed": s.fed,
+                    "fed_at_drift": s.fed_at_drift,
                     "below_floor": s.below_floor,
                     "threshold": s.threshold,
                 }
@@ -437,6 +465,8 @@ class Monitor:
                     for d, s in zip(live_state.detectors, saved_state["detectors"], strict=True)
                 ]
                 live_state.quiet_until = [int(q) for q in saved_state["quiet_until"]]
+                live_state.fed = int(saved_state["fed"])
+                live_state.fed_at_drift = [int(f) for f in saved_state["fed_at_drift"]]
                 live_state.below_floor = bool(saved_state["below_floor"])
                 live_state.threshold = float(saved_state["threshold"])
             monitor._alarm_counts = {

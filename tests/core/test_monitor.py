@@ -67,6 +67,25 @@ def test_same_window_and_measures_as_a_plain_window() -> None:
         assert value == normalize(name, window.positives, window.negatives, expected[name])
 
 
+class Episodes:
+    """The monitor's rule for one detector, restated: a drift is a new alarm unless it comes
+    less than a window after the previous drift, or the detector (ADWIN) still holds inputs
+    from before its previous drift, less one window's ramp."""
+
+    def __init__(self, window: int, ramp: int) -> None:
+        self.window, self.ramp = window, ramp
+        self.fed, self.quiet_until, self.fed_at_drift = 0, 0, None
+
+    def drift(self, event: int, width: int | None) -> bool:
+        repeated = event < self.quiet_until or (
+            self.fed_at_drift is not None
+            and width is not None
+            and width > self.fed - self.fed_at_drift + self.ramp
+        )
+        self.quiet_until, self.fed_at_drift = event + self.window, self.fed
+        return not repeated
+
+
 def test_detectors_see_exactly_the_sampled_values() -> None:
     events = stream(2, 3000, drop_at=1500)
     monitor = Monitor("m", config())
@@ -74,20 +93,21 @@ def test_detectors_see_exactly_the_sampled_values() -> None:
 
     # The same detectors, fed by hand from a plain window sampled every 10 events.
     window = PrequentialWindow(200, 0.5)
-    ph = registry.create("page_hinkley", threshold=1.0, direction="down")
-    adwin = registry.create("adwin", direction="down")
+    detectors = {
+        "page_hinkley": registry.create("page_hinkley", threshold=1.0, direction="down"),
+        "adwin": registry.create("adwin", direction="down"),
+    }
+    rules = {name: Episodes(200, 200 // 10) for name in detectors}
     expected, raw_drifts = [], []
-    quiet_until = {"page_hinkley": 0, "adwin": 0}
     for i, event in enumerate(events, start=1):
         window.update(event.y_true, event.y_score)
-        if i % 10 == 0 and not math.isnan(window.auc):
-            for detector in (ph, adwin):
+        if i % 10 == 0 and len(window) == 200 and not math.isnan(window.auc):
+            for name, detector in detectors.items():
+                rules[name].fed += 1
                 if detector.update(window.auc).name == "DRIFT":
-                    raw_drifts.append((detector.name, i))
-                    # One alarm per episode: drifts within a window (200) of the last repeat it.
-                    if i >= quiet_until[detector.name]:
-                        expected.append((detector.name, i))
-                    quiet_until[detector.name] = i + 200
+                    raw_drifts.append((name, i))
+                    if rules[name].drift(i, getattr(detector, "width", None)):
+                        expected.append((name, i))
     got = [(a.detector, a.event_count) for a in alarms if a.measure == "auc" and a.level == "drift"]
     assert got == expected
     assert got, "the drop must be detected on AUC"
@@ -101,14 +121,19 @@ def test_a_change_seen_at_several_checks_is_one_alarm() -> None:
     monitor = Monitor("m", config(sample_every=1, watches=watches))
     adwin = registry.create("adwin", clock=1, direction="down")
     window = PrequentialWindow(200, 0.5)
-    raw = []
+    rule = Episodes(200, 200)
+    raw, episodes = [], []
     for i, event in enumerate(stream(5, 4000, drop_at=2000), start=1):
         window.update(event.y_true, event.y_score)
-        if not math.isnan(window.auc) and adwin.update(window.auc).name == "DRIFT":
-            raw.append(i)
+        if len(window) == 200:
+            rule.fed += 1
+            if adwin.update(window.auc).name == "DRIFT":
+                raw.append(i)
+                if rule.drift(i, adwin.width):
+                    episodes.append(i)
         monitor.update(event)
-    episodes = [b for a, b in zip([-200, *raw], raw, strict=False) if b - a >= 200]
     assert len(raw) > len(episodes) >= 1
+    assert [i for i in episodes if i > 2000][:1], "the drop itself is an alarm"
     assert monitor.snapshot().alarms == {("auc", "adwin", "drift"): len(episodes)}
 
 
@@ -122,7 +147,7 @@ def test_threshold_floor_is_the_inverse_normalization_and_alarms_once_per_crossi
     for i, event in enumerate(events, start=1):
         alarms += monitor.update(event)
         window.update(event.y_true, event.y_score)
-        if i % 10 == 0:
+        if i % 10 == 0 and len(window) == 200:
             raw = threshold("gmean", window.positives, window.negatives, 0.9)
             value = window.measure("gmean")
             now_below = value < raw
@@ -141,7 +166,7 @@ def test_threshold_floor_is_the_inverse_normalization_and_alarms_once_per_crossi
 
 
 def test_undefined_values_are_not_fed_and_show_as_nan() -> None:
-    monitor = Monitor("m", config(sample_every=1, watches=WATCHES[:3]))
+    monitor = Monitor("m", config(window_size=50, sample_every=1, watches=WATCHES[:3]))
     for i in range(100):
         assert monitor.update(Event(0, i / 100)) == []  # one class only: AUC is NaN
     snap = monitor.snapshot()
@@ -205,3 +230,16 @@ def test_restore_with_changed_settings_keeps_the_window_and_counters() -> None:
         Monitor.restore(original.export_state(), config=config()).export_state()
         == original.export_state()
     )
+
+
+def test_nothing_reaches_detectors_or_floors_before_the_window_is_full() -> None:
+    # A floor of 1.0 is crossed by any imperfect window: the first full window alarms, and no
+    # filling window before it does (AUC and G-mean over a few events are too noisy).
+    watches = (Watch("gmean", floor=1.0), Watch("auc", (DetectorSpec("adwin", {"clock": 1}),)))
+    monitor = Monitor("m", config(window_size=200, sample_every=1, watches=watches))
+    alarms = [a for e in stream(7, 400) for a in monitor.update(e)]
+    assert [(a.measure, a.level, a.event_count) for a in alarms][:1] == [
+        ("gmean", "threshold", 200)
+    ]
+    adwin = Monitor.restore(monitor.export_state())._sampled_watches[1].detectors[0]
+    assert adwin.width == 201  # samples from events 200..400 only
