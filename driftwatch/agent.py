@@ -39,7 +39,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from driftwatch.core.monitor import Monitor, MonitorConfig, Snapshot
+from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.alarms import AlarmLog
 from driftwatch.io.checkpoint import CheckpointStore, decode_offsets, encode_offsets
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
@@ -147,11 +147,25 @@ class Checkpointer:
 
 
 class Agent:
-    """Wires a source, the monitors, the exporter and the checkpoints; see the module doc."""
+    """Wires a source, the monitors, the exporter and the checkpoints; see the module doc.
 
-    def __init__(self, settings: Settings, *, wall_clock: Callable[[], float] = time.time,
+    Parameters:
+        settings: what to consume, monitor and serve.
+        on_alarm: called with each alarm after it is logged (and published), on the loop's
+            thread, so it must be quick; an exception it raises is logged, never raised into
+            the loop. For an embedding program (the demo prints alarms as they fire).
+        snapshot_interval_s: how often the loop publishes :attr:`snapshot`. An embedding
+            program that shows live values next to live alarms may want it shorter.
+        wall_clock, clock: Unix time and a monotonic clock, replaceable in tests.
+    """
+
+    def __init__(self, settings: Settings, *, on_alarm: Callable[[Alarm], None] | None = None,
+                 snapshot_interval_s: float = SNAPSHOT_INTERVAL_S,
+                 wall_clock: Callable[[], float] = time.time,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
+        self.on_alarm = on_alarm
+        self.snapshot_interval_s = snapshot_interval_s
         self._clock = clock
         self._wall_clock = wall_clock
         self._format: EventFormat = settings.events.event_format()
@@ -202,6 +216,8 @@ class Agent:
             if monitor is not None:
                 for alarm in monitor.update(result.event):
                     self.alarms.emit(alarm)
+                    if self.on_alarm is not None:
+                        self._notify(alarm)
             else:
                 self._reject(record, Rejected(TOO_MANY_MODELS,
                                               f"model {result.model!r} would exceed "
@@ -210,7 +226,20 @@ class Agent:
             self._reject(record, result)
         self._positions[record.topic_partition] = record.offset + 1
 
+    @property
+    def snapshot(self) -> AgentSnapshot:
+        """The latest snapshot, the one ``/metrics`` shows: immutable, so any thread may read
+        it. The loop replaces it about every ``snapshot_interval_s`` seconds."""
+        return self._snapshot
+
     # -- parts ------------------------------------------------------------------------------
+
+    def _notify(self, alarm: Alarm) -> None:
+        assert self.on_alarm is not None
+        try:
+            self.on_alarm(alarm)
+        except Exception:
+            log.exception("the on_alarm callback failed for an alarm of model %s", alarm.model)
 
     def _start(self, resources: ExitStack) -> KafkaSource:
         offsets, states = self.checkpointer.load()
@@ -218,12 +247,13 @@ class Agent:
         self._positions.update(offsets)
         kafka = self.settings.kafka
         consumer_config = kafka.consumer_config()
-        producer_config = _producer_config(consumer_config)
+        producer_options = producer_config(consumer_config)
         if kafka.dead_letter_topic:
             self.dead_letter = resources.enter_context(
-                DeadLetter(producer_config, kafka.dead_letter_topic))
+                DeadLetter(producer_options, kafka.dead_letter_topic))
         if kafka.alarms_topic:
-            publisher = resources.enter_context(AlarmPublisher(producer_config, kafka.alarms_topic))
+            publisher = resources.enter_context(
+                AlarmPublisher(producer_options, kafka.alarms_topic))
             self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), publisher.publish)
         metrics = self.settings.metrics
         registry = CollectorRegistry(auto_describe=True)
@@ -270,7 +300,7 @@ class Agent:
 
     def _publish_snapshot(self) -> None:
         now = self._clock()
-        if now - self._snapshot_at < SNAPSHOT_INTERVAL_S:
+        if now - self._snapshot_at < self.snapshot_interval_s:
             return
         self._snapshot_at = now
         source = self.source
@@ -286,7 +316,8 @@ class Agent:
 _PRODUCER_KEYS = ("bootstrap_servers", "client_id", "security_protocol")
 
 
-def _producer_config(consumer_config: Mapping[str, Any]) -> dict[str, Any]:
-    """The connection and security part of the consumer's options, for the producers."""
+def producer_config(consumer_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The connection and security part of the consumer's options, for producers (the
+    dead-letter and alarm producers here, the simulated models of ``driftwatch simulate``)."""
     return {key: value for key, value in consumer_config.items()
             if key in _PRODUCER_KEYS or key.startswith(("sasl_", "ssl_"))}

@@ -6,6 +6,8 @@ Commands::
     driftwatch config validate FILE...       check settings files (file + environment)
     driftwatch config schema                 print the settings' JSON Schema, for editors
     driftwatch config show [--config FILE]   print the effective settings, secrets masked
+    driftwatch demo [--scenario NAME ...]    embedded broker + simulated model + agent, live
+    driftwatch simulate [--bootstrap ...]    produce simulated events to a Kafka cluster
 
 Exit status: 0 on success; 2 when settings are invalid (each problem is printed as
 ``path.to.key (ENV_NAME): message``) or the command line is wrong (argparse's usage error).
@@ -27,6 +29,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from driftwatch import __version__
+from driftwatch.demo import add_demo as _add_demo
+from driftwatch.replay.command import add_replay as _add_replay
 
 if TYPE_CHECKING:
     from driftwatch.settings import Settings
@@ -60,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     _add_run(commands)
     _add_config(commands)
+    _add_demo(commands)
+    _add_replay(commands)
     # More commands are added here, each by its own _add_<command>(commands).
     return parser
 

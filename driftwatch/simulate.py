@@ -24,14 +24,16 @@ independent of the scores: changing it is a *virtual* drift, changing the AUC a 
 **The scenarios** (:data:`SCENARIOS`) are small frozen specs that know their true
 :class:`ChangePoint` s and generate :class:`~driftwatch.core.events.Event` streams:
 
-====================  ===============================================================
-``stationary``        fixed AUC and class ratio: every alarm is false
-``sudden_auc_drop``   the AUC drops by ``drop`` at ``change_at`` (real drift)
-``gradual_auc_drop``  the AUC falls linearly over ``width`` events from ``change_at``
-``ratio_change``      the class ratio jumps, AUC unchanged (paper 000's Sudden_RC)
-``minmaj``            the minority class becomes the majority, AUC unchanged (MinMaj)
-``recurring_ratio``   the class ratio alternates between two values every ``period``
-====================  ===============================================================
+==============================  ===============================================================
+``stationary``                  fixed AUC and class ratio: every alarm is false
+``sudden_auc_drop``             the AUC drops by ``drop`` at ``change_at`` (real drift)
+``gradual_auc_drop``            the AUC falls linearly over ``width`` events from ``change_at``
+``ratio_change``                the class ratio jumps, AUC unchanged (paper 000's Sudden_RC)
+``minmaj``                      the minority class becomes the majority, AUC unchanged (MinMaj)
+``recurring_ratio``             the class ratio alternates between two values every ``period``
+``auc_drop_then_ratio_change``  the AUC drops, later the class ratio changes (real, then
+                                virtual drift: a :class:`Composite`; the embedded demo's story)
+==============================  ===============================================================
 
 Example:
     >>> stream = generate("sudden_auc_drop", seed=7, length=1000)
@@ -68,7 +70,7 @@ import random
 from abc import ABC, abstractmethod
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from statistics import NormalDist
 from typing import Any, ClassVar, Literal, get_args
@@ -662,13 +664,154 @@ class RecurringRatio(Scenario):
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class Composite(Scenario):
+    """Several drifts in one stream: the change points of its parts, taken together.
+
+    Each part is a scenario describing one drift (or several). The composite keeps only their
+    change points and draws every event from the schedule they make together, starting from
+    its own ``auc`` and ``positive_share``; the parts' other parameters (length, rate, output,
+    and the starting value of the kind a part does not change) play no role. Changes of one
+    kind must chain (each starts from the value the previous one of its kind left, so a second
+    AUC drop starts where the first ended) and must not overlap; changes of different kinds
+    are independent and may coincide.
+
+    Why: a deployed model meets several drifts, real and virtual, one after the other, and a
+    monitor must react to the real ones and stay quiet through the virtual ones in one run.
+    :class:`AucDropThenRatioChange` is the registered example.
+
+    Parameters:
+        parts: the scenarios whose change points make this one, a non-empty tuple.
+
+    Example:
+        >>> Composite(length=100, parts=(
+        ...     SuddenAucDrop(length=100, drop=0.25, change_at=30),
+        ...     RatioChange(length=100, positive_share_after=0.1, change_at=60),
+        ... )).change_points  # doctest: +NORMALIZE_WHITESPACE
+        (ChangePoint(index=30, kind='auc', before=0.9, after=0.65, end=30),
+         ChangePoint(index=60, kind='ratio', before=0.3, after=0.1, end=60))
+    """
+
+    name: ClassVar[str] = "composite"
+
+    parts: tuple[Scenario, ...] = ()
+
+    def _check_parameters(self) -> None:
+        parts = self.parts
+        if (not isinstance(parts, tuple) or not parts
+                or not all(isinstance(part, Scenario) for part in parts)):
+            raise ValueError(f"parts must be a non-empty tuple of scenarios, got {parts!r}")
+        # The base class checks the merged schedule too; checking here names the parameter.
+        value = {"auc": self.auc, "ratio": self.positive_share}
+        previous_end = {"auc": 0, "ratio": 0}
+        points = sorted((p for part in parts for p in part.change_points),
+                        key=lambda point: (point.index, point.kind))
+        for point in points:
+            if not previous_end[point.kind] <= point.index < self.length \
+                    or point.end > self.length:
+                raise ValueError(
+                    f"parts must change inside the stream (length={self.length}) without "
+                    f"overlapping changes of one kind, got {point}"
+                )
+            if point.before != value[point.kind]:
+                raise ValueError(
+                    f"parts must chain: {point} starts from {point.before}, but the "
+                    f"{point.kind} is {value[point.kind]} there"
+                )
+            value[point.kind], previous_end[point.kind] = point.after, point.end
+
+    def _change_points(self) -> tuple[ChangePoint, ...]:
+        return tuple(point for part in self.parts for point in part.change_points)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AucDropThenRatioChange(Composite):
+    """Real drift, then virtual drift: the AUC drops by ``drop`` at ``change_at``; later the
+    positive share jumps to ``positive_share_after`` at ``ratio_change_at``, the AUC unchanged.
+
+    A :class:`Composite` of a :class:`SuddenAucDrop` and a :class:`RatioChange` (its
+    ``parts``, built from the parameters).
+
+    Why: the story of the embedded demo (``driftwatch demo``). A monitor should raise an AUC
+    alarm after the first change and none after the second, while the measures that depend on
+    the class ratio (precision, F1, κ) move at both. The defaults leave room for that. With
+    the default monitor (ADWIN on the windowed AUC, d = 1000; seeds 0–29) a drop of 0.2 was
+    found 1 800–2 400 events after it, with one AUC alarm per drop, and the ratio changes
+    10 000 events after the drop (with the default length), so an AUC alarm after it would be
+    a false one (tests/test_demo.py checks this for a few seeds). A drop of 0.1, the other
+    scenarios' default, took 3 500–5 550 events: a long wait in a demo.
+
+    Parameters:
+        drop: how much the AUC falls, 0 < drop < auc; default 0.2 (0.9 → 0.7).
+        change_at: index of the first event with the lower AUC; None (default) is
+            ``length // 4``.
+        positive_share_after: the positive share from ``ratio_change_at`` on, in (0, 1) and
+            different from ``positive_share``. Default 1/16 (P:N = 1:15).
+        ratio_change_at: index of the first event with the new ratio,
+            change_at < ratio_change_at < length; None (default) is ``3 * length // 4``.
+
+    Example:
+        >>> AucDropThenRatioChange(length=100).change_points  # doctest: +NORMALIZE_WHITESPACE
+        (ChangePoint(index=25, kind='auc', before=0.9, after=0.7, end=25),
+         ChangePoint(index=75, kind='ratio', before=0.3, after=0.0625, end=75))
+    """
+
+    name: ClassVar[str] = "auc_drop_then_ratio_change"
+
+    parts: tuple[Scenario, ...] = field(default=(), init=False, repr=False, compare=False)
+    drop: float = 0.2
+    change_at: int | None = None
+    positive_share_after: float = 1 / 16
+    ratio_change_at: int | None = None
+
+    def _drop_at(self) -> int:
+        return self.length // 4 if self.change_at is None else self.change_at
+
+    def _ratio_at(self) -> int:
+        return 3 * self.length // 4 if self.ratio_change_at is None else self.ratio_change_at
+
+    def _check_parameters(self) -> None:
+        _check_drop(self.auc, self.drop)
+        drop_at, ratio_at = self._drop_at(), self._ratio_at()
+        if not isinstance(drop_at, int) or isinstance(drop_at, bool) \
+                or not 0 < drop_at < self.length:
+            raise ValueError(
+                f"change_at must be an int inside the stream, 0 < change_at < length="
+                f"{self.length}, got {drop_at!r}"
+            )
+        if not isinstance(ratio_at, int) or isinstance(ratio_at, bool) \
+                or not drop_at < ratio_at < self.length:
+            raise ValueError(
+                f"ratio_change_at must be an int after the drop, change_at={drop_at} < "
+                f"ratio_change_at < length={self.length}, got {ratio_at!r}"
+            )
+        after = _check_open_unit("positive_share_after", self.positive_share_after)
+        if after == self.positive_share:
+            raise ValueError(
+                f"positive_share_after must differ from positive_share={self.positive_share}, "
+                f"got {self.positive_share_after!r}"
+            )
+        length, share = self.length, self.positive_share
+        parts = (
+            SuddenAucDrop(length=length, auc=self.auc, positive_share=share, drop=self.drop,
+                          change_at=drop_at),
+            RatioChange(length=length, auc=self.auc - self.drop, positive_share=share,
+                        positive_share_after=after, change_at=ratio_at),
+        )
+        object.__setattr__(self, "parts", parts)  # frozen: derived once, here
+        super()._check_parameters()
+
+
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls
-    for cls in (Stationary, SuddenAucDrop, GradualAucDrop, RatioChange, MinMaj, RecurringRatio)
+    for cls in (Stationary, SuddenAucDrop, GradualAucDrop, RatioChange, MinMaj, RecurringRatio,
+                AucDropThenRatioChange)
 }
 """Scenario classes by name. Each class is its own factory: call it with keyword parameters
-(all have defaults: 20 000 events, AUC 0.9, π 0.3, changes in the middle, AUC drops of 0.1),
-or use :func:`generate`."""
+(all have defaults: 20 000 events, AUC 0.9, π 0.3, changes in the middle, AUC drops of 0.1;
+:class:`AucDropThenRatioChange` changes at a quarter and three quarters, with a drop of 0.2),
+or use :func:`generate`. :class:`Composite` is not registered: its parts are scenarios, not
+numbers."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,8 +30,10 @@ from driftwatch.core.events import Event
 from driftwatch.simulate import (
     IMBALANCE_RATIOS,
     SCENARIOS,
+    AucDropThenRatioChange,
     BinormalModel,
     ChangePoint,
+    Composite,
     GradualAucDrop,
     MinMaj,
     RatioChange,
@@ -307,6 +309,64 @@ def test_minmaj_swaps_the_classes_and_keeps_the_auc() -> None:
     assert_auc(events[point.index :], 0.9)
 
 
+def test_auc_drop_then_ratio_change_segments_match_their_targets() -> None:
+    stream = generate("auc_drop_then_ratio_change", seed=12, length=40_000)
+    drop, ratio = stream.change_points
+    assert (drop.index, drop.kind, drop.before, drop.after) == (10_000, "auc", 0.9, 0.7)
+    assert (ratio.index, ratio.kind, ratio.before, ratio.after) == (30_000, "ratio", 0.3, 1 / 16)
+    events = list(stream)
+    stable, dropped, rebalanced = events[:10_000], events[10_000:30_000], events[30_000:]
+    assert_auc(stable, 0.9)
+    assert_auc(dropped, 0.7)
+    assert_auc(rebalanced, 0.7)  # the ratio change leaves the AUC where the drop put it
+    assert_share(stable, 0.3)
+    assert_share(dropped, 0.3)
+    assert_share(rebalanced, 1 / 16)
+
+
+def test_auc_drop_then_ratio_change_is_the_composite_of_its_parts() -> None:
+    named = AucDropThenRatioChange(length=2000, drop=0.15, change_at=600,
+                                   positive_share_after=0.1, ratio_change_at=1400)
+    composite = Composite(length=2000, parts=(
+        SuddenAucDrop(length=2000, drop=0.15, change_at=600),
+        RatioChange(length=2000, positive_share_after=0.1, change_at=1400),
+    ))
+    assert named.change_points == composite.change_points
+    assert list(named.events(seed=3)) == list(composite.events(seed=3))
+    assert "parts" not in repr(named)  # derived from the parameters, not one of them
+    assert named == replace(named)
+    assert named != replace(named, drop=0.1)
+
+
+def test_composite_chains_changes_of_one_kind() -> None:
+    scenario = Composite(length=300, parts=(
+        SuddenAucDrop(length=300, drop=0.1, change_at=100),
+        SuddenAucDrop(length=300, auc=0.8, drop=0.1, change_at=200),
+        MinMaj(length=300, positive_share=0.3, change_at=100),  # a ratio change may coincide
+    ))
+    assert [round(scenario.auc_at(i), 10) for i in (99, 100, 199, 200)] == [0.9, 0.8, 0.8, 0.7]
+    assert [scenario.positive_share_at(i) for i in (99, 100, 299)] == [0.3, 0.7, 0.7]
+    assert len(list(scenario.events(seed=0))) == 300
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        (),
+        [SuddenAucDrop(length=100)],  # a list, not a tuple
+        ("sudden_auc_drop",),
+        (SuddenAucDrop(length=100, drop=0.1), SuddenAucDrop(length=100, drop=0.2)),  # no chain
+        (SuddenAucDrop(length=100, auc=0.8, drop=0.1),),  # starts from an AUC it does not have
+        (GradualAucDrop(length=100, change_at=40, width=20),
+         SuddenAucDrop(length=100, auc=0.8, drop=0.1, change_at=50)),  # overlap
+        (SuddenAucDrop(length=1000, change_at=500),),  # outside a stream of 100 events
+    ],
+)
+def test_composite_rejects_bad_parts_naming_them(parts: Any) -> None:
+    with pytest.raises(ValueError, match=r"^parts "):
+        Composite(length=100, parts=parts)
+
+
 def test_recurring_ratio_alternates_every_period() -> None:
     scenario = RecurringRatio(length=24_000, period=6000, positive_share=0.5)
     points = scenario.change_points
@@ -327,6 +387,10 @@ def test_defaults_are_the_documented_ones() -> None:
     assert RatioChange().change_points == (ChangePoint(10_000, "ratio", 0.3, 1 / 16, 10_000),)
     assert MinMaj().change_points == (ChangePoint(10_000, "ratio", 0.05, 0.95, 10_000),)
     assert [p.index for p in RecurringRatio().change_points] == [5000, 10_000, 15_000]
+    assert AucDropThenRatioChange().change_points == (
+        ChangePoint(5000, "auc", 0.9, 0.7, 5000),
+        ChangePoint(15_000, "ratio", 0.3, 1 / 16, 15_000),
+    )
 
 
 # -- every registered scenario (a new one is tested as soon as it is registered) ------------
@@ -408,6 +472,14 @@ BAD_PARAMETERS: list[tuple[str, dict[str, Any], str]] = [
     ("recurring_ratio", {"period": 20_000}, "period"),
     ("recurring_ratio", {"positive_share_alternate": 0.3}, "positive_share_alternate"),
     ("recurring_ratio", {"positive_share_alternate": 0.0}, "positive_share_alternate"),
+    ("auc_drop_then_ratio_change", {"drop": 0.9}, "drop"),
+    ("auc_drop_then_ratio_change", {"change_at": 0}, "change_at"),
+    ("auc_drop_then_ratio_change", {"change_at": 2.5}, "change_at"),
+    ("auc_drop_then_ratio_change", {"length": 3}, "change_at"),
+    ("auc_drop_then_ratio_change", {"change_at": 15_000}, "ratio_change_at"),
+    ("auc_drop_then_ratio_change", {"ratio_change_at": 20_000}, "ratio_change_at"),
+    ("auc_drop_then_ratio_change", {"positive_share_after": 0.3}, "positive_share_after"),
+    ("auc_drop_then_ratio_change", {"positive_share_after": 1.0}, "positive_share_after"),
 ]
 
 
