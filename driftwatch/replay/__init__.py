@@ -1,0 +1,14 @@
+"""Replay: the agent's monitors over recorded events, for backtesting settings.
+
+``driftwatch replay FILE`` reads recorded events (JSON Lines or CSV files, or a range of a
+Kafka topic), decodes them exactly as the agent decodes Kafka records, runs them through
+per-model monitors built from the same settings, and reports the alarms and final measures,
+optionally with a figure in the style of paper 000's Fig. 4/8.
+
+Modules: :mod:`~driftwatch.replay.sources` (reading records), :mod:`~driftwatch.replay.run`
+(records → monitors → alarms), :mod:`~driftwatch.replay.series` (measures at every sample,
+for the figure), :mod:`~driftwatch.replay.report` (table and JSON),
+:mod:`~driftwatch.replay.plot` (the figure), :mod:`~driftwatch.replay.progress` (the bar) and
+:mod:`~driftwatch.replay.command` (the CLI command). Only ``command`` is imported by the CLI,
+and it imports the rest when the command runs.
+"""

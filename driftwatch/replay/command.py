@@ -1,0 +1,263 @@
+"""``driftwatch replay``: backtest settings on recorded events before deploying them.
+
+Registered in :mod:`driftwatch.cli` by :func:`add_replay`; everything it needs beyond
+argparse is imported when the command runs, so ``driftwatch --help`` stays fast and a missing
+optional extra (matplotlib, kafka-python) only matters to the option that needs it.
+
+Exit status: 0 when the replay ran (whatever it found); 2 for invalid settings, a wrong
+command line, an input that cannot be read at all (no such file, a CSV header without a
+mapped column, an unknown topic) or a figure that cannot be drawn (unsupported file type,
+matplotlib missing: checked before replaying); 130 when interrupted (the summary of what was
+replayed so far is still printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from driftwatch.io.decode import EventFormat
+    from driftwatch.replay.run import BadRecord, Replay
+    from driftwatch.replay.sources import Source
+    from driftwatch.settings import Settings
+
+EXIT_OK = 0
+EXIT_INVALID = 2
+EXIT_INTERRUPTED = 130
+
+SHOWN_LIVE_BAD_RECORDS = 10
+"""Rejected records printed to stderr as they occur; all are counted in the summary."""
+
+
+def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``replay`` sub-command to the CLI's sub-parsers."""
+    from driftwatch.cli import add_config_argument  # here: cli imports this module
+
+    parser = commands.add_parser(
+        "replay",
+        help="run the monitors over recorded events (JSON Lines, CSV, or a Kafka range)",
+        description=(
+            "Run the agent's monitors over recorded events, as fast as they go, and report\n"
+            "the alarms (with their event index, line and time) and each model's final\n"
+            "measures. Records are decoded exactly like Kafka records with the settings'\n"
+            "events section; bad lines are reported (line number, reason) and skipped.\n"
+            "Use it to backtest detector settings on last month's data before deploying."
+        ),
+        epilog=(
+            "examples:\n"
+            "  driftwatch replay examples/events-drift.jsonl --config examples/sidecar.yaml"
+            " --plot replay.png\n"
+            "  driftwatch replay scores.csv --columns label=y,score=p,model=m,ts=time --json\n"
+            "  driftwatch replay --kafka-topic scores --bootstrap localhost:9092 "
+            "--from-offset 0 --to-offset 50000"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "file", nargs="?", metavar="FILE",
+        help="recorded events: JSON Lines (one record value per line; .jsonl, .ndjson) or CSV "
+             "(.csv, with a header row); '-' reads JSON Lines from standard input",
+    )
+    add_config_argument(parser)
+    source = parser.add_argument_group("input")
+    source.add_argument("--format", choices=("jsonl", "csv"),
+                        help="input format (default: from the file name; .csv is CSV)")
+    source.add_argument(
+        "--columns", metavar="ROLE=COLUMN,...",
+        help="CSV columns by role: label, score, prediction, ts, model (e.g. "
+             "label=y,score=p,model=m,ts=time,prediction=pred); default: the settings' field "
+             "names. A mapped column missing from the header is an error",
+    )
+    source.add_argument("--delimiter", default=",", metavar="CHAR",
+                        help="CSV field separator (default ','; '\\t' for tabs)")
+    kafka = parser.add_argument_group("Kafka topic range (instead of FILE)")
+    kafka.add_argument("--kafka-topic", metavar="TOPIC", help="replay this topic's records")
+    kafka.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
+                       help="brokers (default: kafka.bootstrap_servers of the settings, whose "
+                            "security options are used too)")
+    kafka.add_argument("--from-offset", type=_offset, metavar="N",
+                       help="first offset in each partition (default: the earliest)")
+    kafka.add_argument("--to-offset", type=_offset, metavar="N",
+                       help="stop before this offset in each partition (default: the end "
+                            "when the replay starts)")
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", action="store_true",
+                        help="print the report as one JSON document instead of tables")
+    output.add_argument("--progress", action="store_true",
+                        help="draw the progress bar on stderr even when it is not a terminal")
+    output.add_argument(
+        "--plot", metavar="OUT",
+        help="draw prequential AUC and the measures over events, raw and normalized, with "
+             "alarms and thresholds, to OUT.png, OUT.svg or OUT.html (needs the plot extra: "
+             "pip install 'driftwatch-agent[plot]')",
+    )
+    output.add_argument(
+        "--measures", metavar="NAME,...",
+        help="measures to draw besides AUC (e.g. gmean,kappa); default: the watched ones",
+    )
+    output.add_argument("--model", action="append", metavar="MODEL",
+                        help="draw only this model (repeatable); default: every model, at "
+                             "most 8")
+    parser.set_defaults(handler=replay_command)
+
+
+def _offset(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an offset: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"offsets are >= 0, got {value}")
+    return value
+
+
+def _fail(message: str) -> int:
+    print(f"driftwatch replay: {message}", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    """The handler: check everything that can be checked, replay, report."""
+    from driftwatch.cli import load_settings_or_report
+    from driftwatch.replay.plot import PlotError, check_plot
+    from driftwatch.replay.series import check_measures
+    from driftwatch.replay.sources import SourceError
+
+    if (args.file is None) == (args.kafka_topic is None):
+        return _fail("give a FILE or --kafka-topic (one of them)")
+    settings = load_settings_or_report(args.config)
+    if settings is None:
+        return EXIT_INVALID
+    measures = None
+    try:
+        if args.measures:
+            measures = check_measures(["auc", *(m.strip() for m in args.measures.split(","))])
+        if args.plot:
+            check_plot(args.plot)
+        fmt = _event_format(settings, from_file=args.kafka_topic is None)
+        source = _source(args, settings, fmt)
+    except (ValueError, PlotError, SourceError) as exc:
+        return _fail(str(exc))
+    return _replay(args, settings, fmt, source, measures)
+
+
+def _event_format(settings: Settings, from_file: bool) -> EventFormat:
+    fmt = settings.events.event_format()
+    if from_file and fmt.model_source == "key":
+        # A file has no record keys; the model field is the natural place for the id there.
+        print(f"driftwatch replay: files have no record keys; reading the model id from the "
+              f"{fmt.model_field!r} field instead (events.model_source is key)",
+              file=sys.stderr)
+        fmt = replace(fmt, model_source="field")
+    return fmt
+
+
+def _source(args: argparse.Namespace, settings: Settings, fmt: EventFormat) -> Source:
+    from driftwatch.replay.sources import (
+        CsvSource,
+        JsonLinesSource,
+        KafkaRangeSource,
+        SourceError,
+        detect_format,
+        parse_columns,
+    )
+
+    if args.kafka_topic is not None:
+        if args.format or args.columns:
+            raise SourceError("--format and --columns apply to files, not --kafka-topic")
+        config = settings.kafka.consumer_config()
+        if args.bootstrap:
+            config["bootstrap_servers"] = [s.strip() for s in args.bootstrap.split(",")]
+        return KafkaRangeSource(args.kafka_topic, config, from_offset=args.from_offset,
+                                to_offset=args.to_offset)
+    if args.bootstrap or args.from_offset is not None or args.to_offset is not None:
+        raise SourceError("--bootstrap, --from-offset and --to-offset need --kafka-topic")
+    kind = detect_format(args.file, args.format)
+    if kind == "csv":
+        delimiter = "\t" if args.delimiter in ("\\t", "tab") else args.delimiter
+        if len(delimiter) != 1:
+            raise SourceError(f"--delimiter must be one character, got {args.delimiter!r}")
+        return CsvSource(args.file, fmt, parse_columns(args.columns), delimiter)
+    if args.columns:
+        raise SourceError("--columns applies to CSV input (JSON Lines fields are named by "
+                          "the settings' events section)")
+    return JsonLinesSource(args.file)
+
+
+def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, source: Source,
+            measures: tuple[str, ...] | None) -> int:
+    from driftwatch.replay.plot import write_plot
+    from driftwatch.replay.progress import Progress
+    from driftwatch.replay.report import describe_bad, render_text, to_json
+    from driftwatch.replay.run import Replay, run
+    from driftwatch.replay.sources import CsvSource, SourceError
+
+    progress = Progress(sys.stderr, source.name) \
+        if args.progress or sys.stderr.isatty() else None
+    shown = 0
+
+    def on_bad(bad: BadRecord) -> None:
+        nonlocal shown
+        shown += 1
+        if shown > SHOWN_LIVE_BAD_RECORDS + 1:
+            return
+        if progress is not None:
+            progress.clear()
+        if shown > SHOWN_LIVE_BAD_RECORDS:
+            print("driftwatch replay: further rejected records are counted in the summary",
+                  file=sys.stderr)
+        else:
+            print(f"driftwatch replay: {source.name}: {describe_bad(bad)}", file=sys.stderr)
+
+    def tick(replay: Replay, force: bool = False) -> None:
+        if progress is not None:
+            done, total = source.progress()
+            progress.update(done, total, replay.records, replay.alarm_count, force)
+
+    if isinstance(source, CsvSource):
+        fmt = source.fmt  # field names = the file's column names, for clearer rejections
+    plotting = bool(args.plot)
+    replay = Replay(
+        fmt, settings.monitoring.monitor_config, settings.limits.max_models,
+        series_models=(set(args.model) if args.model else None) if plotting else (),
+        measures=measures, on_bad=on_bad,
+    )
+    status = EXIT_OK
+    try:
+        result = run(source, replay, source.name, tick if progress else None)
+    except SourceError as exc:
+        if progress is not None:
+            progress.clear()
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        result = replay.result(source.name, 0.0)
+        status = EXIT_INTERRUPTED
+    if progress is not None:
+        tick(replay, force=True)  # the final count, then a clean line for the report
+        progress.clear()
+    if status == EXIT_INTERRUPTED:
+        print("driftwatch replay: interrupted; the summary covers the records replayed so far",
+              file=sys.stderr)
+    if args.json:
+        print(json.dumps(to_json(result), indent=2, ensure_ascii=False))
+    else:
+        print(render_text(result, kafka=args.kafka_topic is not None), end="")
+    sys.stdout.flush()  # the report before the notes below, when both go to one terminal
+    if result.records and not result.events:
+        print("driftwatch replay: no record became an event; do the settings' events field "
+              "names and label classes match the input?", file=sys.stderr)
+    if plotting and status == EXIT_OK:
+        try:
+            drawn = write_plot(result, args.plot, args.model)
+        except OSError as exc:
+            return _fail(f"--plot {args.plot}: cannot write: {exc.strerror or exc}")
+        if args.model and not drawn:
+            return _fail(f"--model: no events of {', '.join(args.model)}; models seen: "
+                         f"{', '.join(result.snapshots) or 'none'}")
+        print(f"driftwatch replay: figure written to {args.plot} "
+              f"({len(drawn)} model{'s' if len(drawn) != 1 else ''})", file=sys.stderr)
+    return status

@@ -1,0 +1,289 @@
+"""The replay figure: prequential AUC and chosen measures over events, alarms and thresholds.
+
+In the style of paper 000's Fig. 4 and Fig. 8 (prequential performance over processed
+examples, one line per measure), with what a backtest needs on top: each measure raw (solid)
+and class-ratio-normalized (dashed, same colour), the raw threshold of each watched floor
+(dotted: it follows the class ratio), every alarm as a vertical line labelled with its
+detector and measure, and under each model's panel the share of positives in the window, so a
+class-ratio change is visible next to the measures it moves (or, normalized, does not).
+
+matplotlib is an optional extra (``pip install 'driftwatch-agent[plot]'``), imported only
+when a figure is drawn; :func:`check_plot` tells before a long replay whether drawing will
+work. The figure is built with matplotlib's object API (no pyplot), so no global backend or
+state is touched. ``.html`` writes one self-contained page: the PNG embedded as base64 and
+the alarm table, no JavaScript.
+
+Reference:
+    D. Brzezinski, J. Stefanowski. Prequential AUC: properties of the area under the ROC
+    curve for data streams with concept drift. Knowl. Inf. Syst. 52 (2017), Fig. 4 and Fig. 8
+    (paper 000 in ``papers/``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from driftwatch.core.monitor import ERROR_STREAM, Alarm
+from driftwatch.replay.run import ReplayAlarm, ReplayResult
+from driftwatch.replay.series import Series
+
+PLOT_KINDS = (".png", ".svg", ".html")
+INSTALL_HINT = "pip install 'driftwatch-agent[plot]'"
+LABEL_ROWS = 3
+"""Rows of alarm labels above the curves (the headroom left at the top of each panel)."""
+MAX_PANELS = 8
+"""Models drawn when no ``--model`` is given; more panels would be unreadable."""
+
+DISPLAY_NAMES = {
+    "auc": "AUC", "accuracy": "accuracy", "error": "error", "precision": "precision",
+    "recall": "recall", "specificity": "specificity", "balanced_accuracy": "balanced accuracy",
+    "gmean": "G-mean", "harmonic_mean": "harmonic mean", "f1": "F1", "kappa": "κ",
+    "mcc": "MCC", "kappa_m": "κm", "kappa_per": "κper", ERROR_STREAM: "error stream",
+}
+DETECTOR_NAMES = {"adwin": "ADWIN", "page_hinkley": "Page-Hinkley", "ddm": "DDM",
+                  "threshold": "floor"}
+
+AUC_COLOR = "#1d3557"
+MEASURE_COLORS = ("#e76f51", "#2a9d8f", "#8e6bbf", "#d4a017", "#e5548c", "#6a994e", "#8d6e63")
+ALARM_COLORS = {"adwin": "#c1121f", "page_hinkley": "#7b2cbf", "ddm": "#9c6644",
+                "threshold": "#f08c00"}
+OTHER_ALARM_COLOR = "#6c757d"
+
+
+class PlotError(Exception):
+    """The figure cannot be drawn (unsupported file type, matplotlib missing)."""
+
+
+def plot_kind(path: str) -> str:
+    """The figure type from the file name; :class:`PlotError` for anything unsupported."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in PLOT_KINDS:
+        raise PlotError(f"--plot {path}: unsupported file type {suffix or '(none)'!r}; use "
+                        f"{', '.join(PLOT_KINDS)}")
+    return suffix
+
+
+def check_plot(path: str) -> None:
+    """Raise :class:`PlotError` unless a figure can be written to ``path``: a known file type,
+    matplotlib installed. Checked before replaying, so nobody waits for a replay that cannot
+    end in its figure."""
+    plot_kind(path)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise PlotError(f"--plot needs matplotlib, an optional extra: {INSTALL_HINT}") from None
+
+
+def name_of(measure: str) -> str:
+    return DISPLAY_NAMES.get(measure, measure)
+
+
+def write_plot(result: ReplayResult, path: str, models: Sequence[str] | None = None) -> list[str]:
+    """Draw the figure of ``result`` (one panel per recorded model, or per ``models``) into
+    ``path`` (``.png``, ``.svg`` or ``.html``); return the models drawn."""
+    kind = plot_kind(path)
+    chosen = [m for m in (models or result.series) if m in result.series]
+    if models is None:
+        chosen = chosen[:MAX_PANELS]
+    figure = _figure(result, chosen)
+    if kind == ".html":
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+        Path(path).write_text(_html(result, buffer.getvalue()), encoding="utf-8")
+    elif kind == ".svg":
+        figure.savefig(path, format="svg", metadata={"Date": None})
+    else:
+        figure.savefig(path, format="png", dpi=130, metadata={"Software": None})
+    return chosen
+
+
+def _figure(result: ReplayResult, models: Sequence[str]) -> Any:
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
+
+    panels = max(1, len(models))
+    figure = Figure(figsize=(12.5, 4.6 * panels + 0.5), layout="constrained")
+    grid = figure.add_gridspec(2 * panels, 1, height_ratios=[4.0, 0.85] * panels)
+    figure.suptitle(f"driftwatch replay · {result.source}", fontsize=13, fontweight="bold",
+                    x=0.01, ha="left")
+    thousands = FuncFormatter(lambda x, _pos: f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}")
+    if not models:
+        axes = figure.add_subplot(grid[0, 0])
+        axes.text(0.5, 0.5, "no samples recorded (fewer events than sample_every?)",
+                  ha="center", va="center", transform=axes.transAxes)
+        axes.set_axis_off()
+        return figure
+    for index, model in enumerate(models):
+        series = result.series[model]
+        main = figure.add_subplot(grid[2 * index, 0])
+        strip = figure.add_subplot(grid[2 * index + 1, 0], sharex=main)
+        alarms = [a for a in result.alarms if a.alarm.model == model]
+        _draw_measures(main, series, headroom=bool(alarms))
+        _draw_alarms(main, series, alarms, result)
+        _draw_strip(strip, series)
+        main.set_title(
+            f"model {model}: prequential measures over a window of d = "
+            f"{series.window_size:,} events, sampled every {series.sample_every}",
+            loc="left", fontsize=10.5)
+        main.tick_params(labelbottom=False)
+        main.set_ylabel("measure value")
+        strip.set_xlabel("processed events")
+        strip.xaxis.set_major_formatter(thousands)
+        strip.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        last = series.events[-1] if series.events else 1
+        main.set_xlim(0, last)
+        main.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8.5, frameon=False,
+                    handlelength=2.6)
+    return figure
+
+
+def _draw_measures(axes: Any, series: Series, headroom: bool) -> None:
+    x = series.events
+    colors = iter(MEASURE_COLORS * 3)
+    settled: list[float] = []  # values once the window has filled: they set the y range
+    full = next((i for i, n in enumerate(x) if n >= series.window_size), 0)
+    for name in series.measures:
+        color = AUC_COLOR if name == "auc" else next(colors)
+        raw = series.raw[name]
+        width = 2.0 if name == "auc" else 1.5
+        axes.plot(x, raw, color=color, lw=width, label=name_of(name), solid_joinstyle="round",
+                  zorder=3)
+        curves = [raw]
+        if name in series.normalized:
+            curves.append(series.normalized[name])
+            axes.plot(x, series.normalized[name], color=color, lw=1.3, ls=(0, (5, 2.5)),
+                      alpha=0.9, label=f"{name_of(name)}, normalized", zorder=3)
+        if name in series.thresholds:
+            curves.append(series.thresholds[name])
+            axes.plot(x, series.thresholds[name], color=color, lw=1.5, ls=(0, (1, 1.5)),
+                      drawstyle="steps-post", zorder=2,
+                      label=f"{name_of(name)} threshold (floor {series.floors[name]:g},\n"
+                            "adjusted to the class ratio)")
+        settled += [v for curve in curves for v in curve[full:] if not math.isnan(v)]
+    if series.window_size < (x[-1] if x else 0):
+        axes.axvspan(0, series.window_size, color="#e9ecef", alpha=0.7, lw=0, zorder=0)
+        axes.text(series.window_size / 2, 0.02, "window\nfilling", ha="center", va="bottom",
+                  fontsize=7, color="#6c757d", transform=axes.get_xaxis_transform())
+    lowest, highest = (min(settled), max(settled)) if settled else (0.0, 1.0)
+    span = max(highest - lowest, 0.1)
+    bottom, top = lowest - 0.12 * span, highest + 0.06 * span
+    # Headroom above the data for the alarm labels, which sit in rows at the top.
+    axes.set_ylim(bottom, top + (0.45 * span if headroom else 0.0))
+    axes.set_yticks([t for t in axes.get_yticks() if bottom <= t <= top])
+    axes.grid(True, color="#dee2e6", lw=0.6)
+    axes.set_axisbelow(True)
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+
+
+def _draw_alarms(axes: Any, series: Series, alarms: Sequence[ReplayAlarm],
+                 result: ReplayResult) -> None:
+    config = result.configs[series.model]
+    normalized_watch = {w.measure for w in config.watches if w.normalized}
+    last = series.events[-1] if series.events else 1
+    rows: list[float] = []  # per label row, the x (axes fraction) where its last label ends
+    seen_kinds: set[tuple[str, str]] = set()
+    for found in alarms:
+        alarm = found.alarm
+        color = ALARM_COLORS.get(alarm.detector, OTHER_ALARM_COLOR)
+        style = {"drift": "-", "warning": (0, (2, 2)), "threshold": (0, (4, 2))}[alarm.level]
+        detector = DETECTOR_NAMES.get(alarm.detector, alarm.detector)
+        kind = (alarm.detector, alarm.level)
+        label = None
+        if kind not in seen_kinds:
+            seen_kinds.add(kind)
+            label = "threshold alarm (below floor)" if alarm.detector == "threshold" \
+                else f"{detector} {alarm.level}"
+        axes.axvline(alarm.event_count, color=color, lw=1.2, ls=style, alpha=0.9,
+                     label=label, zorder=1)
+        if alarm.measure in series.raw:
+            on_normalized = alarm.measure in normalized_watch and alarm.detector != "threshold"
+            y = alarm.normalized if on_normalized else alarm.value
+            if not math.isnan(y):
+                axes.plot([alarm.event_count], [y], marker="o", ms=6.5, mfc="white", mec=color,
+                          mew=1.8, zorder=5)
+        # Label in the first of LABEL_ROWS rows where it overlaps no earlier label, right of
+        # its line (left of it near the right edge); with no room, the line and the marker
+        # stay unlabelled (the summary table lists every alarm).
+        text = _alarm_text(alarm, detector, alarm.measure in normalized_watch)
+        x = alarm.event_count / last
+        width = 0.0062 * max(len(line) for line in text.split("\n")) + 0.008
+        flip = x + 0.003 + width > 1.0
+        left = x - 0.003 - width if flip else x + 0.003
+        row = next((i for i, end in enumerate(rows) if left > end), len(rows))
+        if row >= LABEL_ROWS:
+            continue
+        if row == len(rows):
+            rows.append(0.0)
+        rows[row] = left + width
+        axes.text(x - 0.003 if flip else left, 0.985 - 0.105 * row, text,
+                  transform=axes.transAxes, fontsize=7.6, color=color,
+                  ha="right" if flip else "left", va="top", linespacing=1.15,
+                  multialignment="left",
+                  bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none",
+                        "alpha": 0.85}, zorder=6)
+
+
+def _alarm_text(alarm: Alarm, detector: str, normalized: bool) -> str:
+    measure = name_of(alarm.measure)
+    if alarm.detector == "threshold":
+        return f"{measure} below threshold\n@ {alarm.event_count:,}"
+    return f"{detector}: {measure}{' (normalized)' if normalized else ''}\n" \
+           f"{alarm.level} @ {alarm.event_count:,}"
+
+
+def _draw_strip(axes: Any, series: Series) -> None:
+    x, share = series.events, series.positive_share
+    axes.fill_between(x, share, color="#adb5bd", alpha=0.55, lw=0, step="post")
+    axes.plot(x, share, color="#495057", lw=1.0, drawstyle="steps-post")
+    finite = [v for v in share if not math.isnan(v)]
+    axes.set_ylim(0, min(1.0, max(finite, default=0.5) * 1.35 + 0.02))
+    axes.set_ylabel("positives\nin window", fontsize=8.5)
+    axes.grid(True, color="#dee2e6", lw=0.6)
+    axes.set_axisbelow(True)
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+
+
+def _html(result: ReplayResult, png: bytes) -> str:
+    from driftwatch.replay.report import alarm_header, alarm_rows
+
+    title = f"driftwatch replay · {result.source}"
+    kafka = any(a.partition is not None for a in result.alarms)
+    header = "".join(f"<th>{html.escape(name)}</th>" for name in alarm_header(kafka))
+    rows = "\n".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in alarm_rows(result.alarms)
+    ) or '<tr><td colspan="9">no alarms</td></tr>'
+    image = base64.b64encode(png).decode("ascii")
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #212529; }}
+img {{ max-width: 100%; height: auto; }}
+table {{ border-collapse: collapse; font-size: 0.9em; }}
+th, td {{ padding: 0.25em 0.8em; border-bottom: 1px solid #dee2e6; text-align: left; }}
+</style>
+</head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p>{result.records:,} records, {result.events:,} events, {result.rejected_total:,} rejected,
+{len(result.snapshots)} model(s).</p>
+<img alt="prequential measures over events, with alarms" src="data:image/png;base64,{image}">
+<h2>Alarms</h2>
+<table>
+<tr>{header}</tr>
+{rows}
+</table>
+</body>
+</html>
+"""

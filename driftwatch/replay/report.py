@@ -1,0 +1,179 @@
+"""The replay's report: a summary table for people, or one JSON document for programs.
+
+The table answers what a backtest is for — which alarms would have fired, where in the file
+and when, on what values — and ends with each model's final measures, raw and normalized for
+the window's class ratio, next to the raw thresholds of the watched floors. The JSON
+document (``--json``) holds the same facts with full precision, NaN written as null.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from driftwatch.core.monitor import MEASURES
+from driftwatch.replay.run import BadRecord, ReplayAlarm, ReplayResult
+
+SHOWN_BAD_RECORDS = 20
+"""Bad records listed in the table (all are counted; ``--json`` lists up to 1000)."""
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def format_time(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _where(position: int, partition: int | None) -> str:
+    return f"{position:,}" if partition is None else f"{partition}:{position}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
+    lines = []
+    for row in (header, *rows):
+        cells = [cell.rjust(width) if i in right else cell.ljust(width)
+                 for i, (cell, width) in enumerate(zip(row, widths, strict=True))]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def render_text(result: ReplayResult, kafka: bool = False) -> str:
+    """The summary table (see the module docstring)."""
+    rate = result.records / result.seconds if result.seconds > 0 else 0.0
+    lines = [
+        f"Replayed {result.source}: {_plural(result.records, 'record')}, "
+        f"{_plural(result.events, 'event')}, {result.rejected_total:,} rejected, "
+        f"{_plural(len(result.snapshots), 'model')} in {result.seconds:.2f} s "
+        f"({rate:,.0f} records/s)",
+        "",
+    ]
+    lines += _alarm_lines(result.alarms, kafka)
+    if result.rejected_total:
+        lines += ["", *_bad_lines(result, kafka)]
+    for model, snapshot in result.snapshots.items():
+        config = result.configs[model]
+        total = snapshot.positives + snapshot.negatives
+        share = f"{snapshot.positives / total:.1%}" if total else "-"
+        lines += [
+            "",
+            f"Model {model}: {_plural(snapshot.events, 'event')}; final window of "
+            f"{total:,} (size {config.window_size:,}): P {snapshot.positives:,}, "
+            f"N {snapshot.negatives:,} ({share} positive)",
+        ]
+        rows = [
+            [name, number(snapshot.values.get(name)),
+             number(snapshot.normalized.get(name)),
+             number(snapshot.thresholds.get(name))]
+            for name in MEASURES
+        ]
+        lines += _table(["measure", "raw", "normalized", "threshold"], rows, {1, 2, 3})
+    return "\n".join(lines) + "\n"
+
+
+def alarm_header(kafka: bool) -> list[str]:
+    """The alarm table's column names (the second is where the record was)."""
+    return ["event", "partition:offset" if kafka else "line", "time (UTC)", "model",
+            "measure", "detector", "level", "value", "normalized"]
+
+
+def alarm_rows(alarms: Sequence[ReplayAlarm]) -> list[list[str]]:
+    """The alarm table's rows, as text."""
+    return [
+        [f"{a.alarm.event_count:,}", _where(a.position, a.partition),
+         format_time(a.alarm.event_time), a.alarm.model, a.alarm.measure, a.alarm.detector,
+         a.alarm.level, number(a.alarm.value), number(a.alarm.normalized)]
+        for a in alarms
+    ]
+
+
+def _alarm_lines(alarms: Sequence[ReplayAlarm], kafka: bool) -> list[str]:
+    if not alarms:
+        return ["Alarms: none"]
+    table = _table(alarm_header(kafka), alarm_rows(alarms), {0, 1, 7, 8})
+    return [f"Alarms ({len(alarms)}); event = the model's event count", *table]
+
+
+def describe_bad(bad: BadRecord) -> str:
+    """``line 12: not_json: Expecting value: ...``"""
+    where = f"line {bad.position}" if bad.partition is None else \
+        f"partition {bad.partition} offset {bad.position}"
+    return f"{where}: {bad.reason}: {bad.detail}"
+
+
+def _bad_lines(result: ReplayResult, kafka: bool) -> list[str]:
+    counts = ", ".join(f"{reason} {count:,}" for reason, count in result.rejected.items()
+                       if count)
+    noun = "records" if kafka else "lines"
+    lines = [f"Rejected {noun} ({result.rejected_total:,}, skipped): {counts}"]
+    lines += [f"  {describe_bad(bad)}" for bad in result.bad_records[:SHOWN_BAD_RECORDS]]
+    hidden = result.rejected_total - min(len(result.bad_records), SHOWN_BAD_RECORDS)
+    if hidden > 0:
+        lines.append(f"  ... and {hidden:,} more (--json lists up to 1000)")
+    return lines
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def to_json(result: ReplayResult) -> dict[str, Any]:
+    """The report as plain JSON-ready data (NaN as None)."""
+    def where(position: int, partition: int | None) -> dict[str, int]:
+        if partition is None:
+            return {"line": position}
+        return {"partition": partition, "offset": position}
+
+    return {
+        "source": result.source,
+        "records": result.records,
+        "events": result.events,
+        "rejected": result.rejected,
+        "rejected_total": result.rejected_total,
+        "seconds": round(result.seconds, 3),
+        "alarms": [
+            {
+                "event": a.alarm.event_count,
+                **where(a.position, a.partition),
+                "time": a.alarm.event_time,
+                "model": a.alarm.model,
+                "measure": a.alarm.measure,
+                "detector": a.alarm.detector,
+                "level": a.alarm.level,
+                "value": _finite(a.alarm.value),
+                "normalized": _finite(a.alarm.normalized),
+                "positives": a.alarm.positives,
+                "negatives": a.alarm.negatives,
+            }
+            for a in result.alarms
+        ],
+        "bad_records": [
+            {**where(b.position, b.partition), "reason": b.reason, "detail": b.detail}
+            for b in result.bad_records
+        ],
+        "models": {
+            model: {
+                "events": s.events,
+                "window_size": result.configs[model].window_size,
+                "positives": s.positives,
+                "negatives": s.negatives,
+                "measures": {name: _finite(s.values.get(name)) for name in MEASURES},
+                "normalized": {name: _finite(v) for name, v in s.normalized.items()},
+                "thresholds": {name: _finite(v) for name, v in s.thresholds.items()},
+                "detectors": {f"{m}/{d}": state for (m, d), state in s.detector_states.items()},
+            }
+            for model, s in result.snapshots.items()
+        },
+    }
