@@ -17,8 +17,8 @@ C. **The defaults** (``DEFAULT_WATCHES``, ``MonitorConfig()``), run end to end t
 
 Tables A and B record each run's sampled measure series once and replay them into every
 candidate detector (the monitor feeds detectors exactly these samples:
-``tests/core/test_monitor.py``); alarms are counted as the monitor counts them, one per
-episode (drifts less than one window apart are one alarm).
+``tests/core/test_monitor.py``) and count alarms by the monitor's rule: full windows only,
+one alarm per change (``Monitor._repeated``).
 """
 
 from __future__ import annotations
@@ -96,8 +96,9 @@ def record(case: Case, seed: int, length: int, window_size: int, every: int) -> 
         if i % every:
             continue
         positives, negatives = window.positives, window.negatives
+        full = len(window) == window_size  # as the monitor: detectors see full windows only
         for measure in MEASURES:
-            value = window.measure(measure)
+            value = window.measure(measure) if full else math.nan
             series[measure, "raw"].append(value)
             if measure != "auc":
                 series[measure, "normalized"].append(
@@ -123,17 +124,23 @@ def alarms(values: Sequence[float], step: int, candidate: Candidate, window_size
     """Event indices (1-based counts) of the alarms ``candidate`` raises on a recorded series."""
     detector = registry.create(candidate.detector, **dict(candidate.params))
     stride = candidate.every // step
+    ramp = 0 if step == 1 else window_size // candidate.every
     found: list[int] = []
-    quiet_until = 0
+    quiet_until, fed, fed_at_drift = 0, 0, -1
     for k in range(stride - 1, len(values), stride):
         value = values[k]
         if math.isnan(value):
             continue
+        fed += 1
         if detector.update(value).name == "DRIFT":
+            # One alarm per change, by the monitor's rule (Monitor._repeated).
             event = (k + 1) * step
-            if event >= quiet_until:
+            width = getattr(detector, "width", None)
+            repeated = event < quiet_until or (
+                fed_at_drift >= 0 and width is not None and width > fed - fed_at_drift + ramp)
+            if not repeated:
                 found.append(event)
-            quiet_until = event + window_size
+            quiet_until, fed_at_drift = event + window_size, fed
     return found
 
 
