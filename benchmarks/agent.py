@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import statistics
 import tempfile
 import threading
@@ -61,6 +62,7 @@ def raw_ceiling(bootstrap: str, count: int, group: str) -> float:
 
 
 def through_agent(bootstrap: str, count: int, group: str) -> float:
+    logging.getLogger("driftwatch.alarms").setLevel(logging.ERROR)  # the drift's alarms
     with tempfile.TemporaryDirectory() as state:
         settings = Settings(
             kafka={"bootstrap_servers": [bootstrap], "topics": [TOPIC], "group_id": group,
