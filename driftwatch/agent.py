@@ -41,7 +41,12 @@ from prometheus_client import CollectorRegistry
 
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.alarms import AlarmLog
-from driftwatch.io.checkpoint import CheckpointStore, decode_offsets, encode_offsets
+from driftwatch.io.checkpoint import (
+    CheckpointError,
+    CheckpointStore,
+    decode_offsets,
+    encode_offsets,
+)
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
 from driftwatch.io.exporter import AgentSnapshot, MetricsServer, SnapshotCollector
 from driftwatch.io.kafka import (
@@ -102,9 +107,10 @@ class Monitors:
         return {model: monitor.export_state() for model, monitor in self._monitors.items()}
 
     def restore(self, states: Mapping[str, Any]) -> None:
-        """Restore saved monitors; one whose settings changed keeps its window only."""
-        for model, state in states.items():
-            self._monitors[model] = Monitor.restore(state, config=self._config_for(model))
+        """Restore saved monitors, all or none; one whose settings changed keeps its window."""
+        restored = {model: Monitor.restore(state, config=self._config_for(model))
+                    for model, state in states.items()}
+        self._monitors.update(restored)
 
 
 class Checkpointer:
@@ -241,10 +247,21 @@ class Agent:
         except Exception:
             log.exception("the on_alarm callback failed for an alarm of model %s", alarm.model)
 
-    def _start(self, resources: ExitStack) -> KafkaSource:
+    def restore(self) -> None:
+        """Load the checkpoint into the monitors and positions (nothing when there is none).
+
+        Raises :class:`~driftwatch.io.checkpoint.CheckpointError` when the file, or a monitor
+        state inside it, cannot be restored: nothing is half-loaded.
+        """
         offsets, states = self.checkpointer.load()
-        self.monitors.restore(states)
+        try:
+            self.monitors.restore(states)
+        except ValueError as error:
+            raise CheckpointError(f"a monitor state in the checkpoint: {error}") from error
         self._positions.update(offsets)
+
+    def _start(self, resources: ExitStack) -> KafkaSource:
+        self.restore()
         kafka = self.settings.kafka
         consumer_config = kafka.consumer_config()
         producer_options = producer_config(consumer_config)
