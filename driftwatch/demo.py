@@ -32,7 +32,6 @@ import argparse
 import errno
 import json
 import logging
-import math
 import os
 import queue
 import signal
@@ -44,6 +43,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from driftwatch.arguments import non_negative_int, port_number, positive_float, positive_int
 from driftwatch.demo_output import Display, describe_change_points
 from driftwatch.simulate import SCENARIOS, SimulatedStream, generate
 
@@ -108,9 +108,9 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ),
     )
     _add_scenario_arguments(demo)
-    demo.add_argument("--port", type=_port, default=9108,
+    demo.add_argument("--port", type=port_number, default=9108,
                       help="port of /metrics on 127.0.0.1 (default: 9108; 0: any free port)")
-    demo.add_argument("--broker-port", type=_port, default=None, metavar="PORT",
+    demo.add_argument("--broker-port", type=port_number, default=None, metavar="PORT",
                       help="port of the embedded broker on 127.0.0.1 (default: a free one)")
     add_config_argument(demo)
     demo.set_defaults(handler=_demo)
@@ -129,9 +129,9 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           help="brokers (default: kafka.bootstrap_servers of the settings)")
     simulate.add_argument("--topic",
                           help="topic (default: the first of kafka.topics of the settings)")
-    simulate.add_argument("--models", type=_positive_int, default=1, metavar="N",
+    simulate.add_argument("--models", type=positive_int, default=1, metavar="N",
                           help="number of models, each with its own seed (default: 1)")
-    simulate.add_argument("--partitions", type=_positive_int, default=1, metavar="N",
+    simulate.add_argument("--partitions", type=positive_int, default=1, metavar="N",
                           help="partitions of the topic if it must be created (default: 1)")
     add_config_argument(simulate)
     simulate.set_defaults(handler=_simulate)
@@ -146,48 +146,14 @@ def _add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
         "--param", action="append", type=_parameter, default=[], metavar="KEY=VALUE",
         help="a scenario parameter, e.g. drop=0.15 or change_at=4000 (repeatable)",
     )
-    parser.add_argument("--seed", type=_non_negative_int, default=1,
+    parser.add_argument("--seed", type=non_negative_int, default=1,
                         help="seed of the simulated events (default: 1)")
-    parser.add_argument("--length", type=_positive_int, default=None, metavar="EVENTS",
+    parser.add_argument("--length", type=positive_int, default=None, metavar="EVENTS",
                         help="events per model (default: the scenario's, 20000)")
-    parser.add_argument("--rate", type=_positive_float, default=DEFAULT_RATE, metavar="EVENTS/S",
+    parser.add_argument("--rate", type=positive_float, default=DEFAULT_RATE, metavar="EVENTS/S",
                         help=f"events per second per model (default: {DEFAULT_RATE:.0f})")
-    parser.add_argument("--duration", type=_positive_float, default=None, metavar="SECONDS",
+    parser.add_argument("--duration", type=positive_float, default=None, metavar="SECONDS",
                         help="stop after this long (default: when the scenario's events end)")
-
-
-def _port(text: str) -> int:
-    value = _non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"not a port: {text!r}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = _non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be >= 1, got 0")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
 
 
 def _parameter(text: str) -> tuple[str, Any]:

@@ -19,6 +19,8 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from driftwatch.arguments import non_negative_int
+
 if TYPE_CHECKING:
     from driftwatch.io.decode import EventFormat
     from driftwatch.replay.run import BadRecord, Replay
@@ -79,9 +81,9 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     kafka.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
                        help="brokers (default: kafka.bootstrap_servers of the settings, whose "
                             "security options are used too)")
-    kafka.add_argument("--from-offset", type=_offset, metavar="N",
+    kafka.add_argument("--from-offset", type=non_negative_int, metavar="N",
                        help="first offset in each partition (default: the earliest)")
-    kafka.add_argument("--to-offset", type=_offset, metavar="N",
+    kafka.add_argument("--to-offset", type=non_negative_int, metavar="N",
                        help="stop before this offset in each partition (default: the end "
                             "when the replay starts)")
     output = parser.add_argument_group("output")
@@ -103,16 +105,6 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="draw only this model (repeatable); default: every model, at "
                              "most 8")
     parser.set_defaults(handler=replay_command)
-
-
-def _offset(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an offset: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"offsets are >= 0, got {value}")
-    return value
 
 
 def _fail(message: str) -> int:
