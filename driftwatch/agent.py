@@ -274,7 +274,8 @@ class Agent:
             self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), publisher.publish)
         metrics = self.settings.metrics
         registry = CollectorRegistry(auto_describe=True)
-        registry.register(SnapshotCollector(lambda: self._snapshot))
+        registry.register(SnapshotCollector(lambda: self._snapshot,
+                                            self.settings.alerts.thresholds))
         self.source = KafkaSource(
             consumer_config,
             topics=kafka.topics or (),
@@ -321,12 +322,21 @@ class Agent:
             return
         self._snapshot_at = now
         source = self.source
+        monitors = self.monitors.snapshots()
+        # A model's events count grew since the last snapshot: it had events about now
+        # (within snapshot_interval_s), which is what the "no events" alert measures.
+        before = {snap.model: snap.events for snap in self._snapshot.monitors}
+        wall = self._wall_clock()
+        last = {snap.model: (wall if snap.events != before.get(snap.model)
+                             else self._snapshot.last_processed.get(snap.model, wall))
+                for snap in monitors}
         self._snapshot = AgentSnapshot(
-            monitors=self.monitors.snapshots(),
+            monitors=monitors,
             rejected=dict(self._rejected),
             consumer_lag=source.lag() if source is not None else {},
             ready=source is not None and source.ready,
             started_time=self._started,
+            last_processed=last,
         )
 
 

@@ -3,8 +3,8 @@
 The model is the single source of truth for every option: its default, its bounds, its
 description (which ``driftwatch config schema`` exports as a JSON Schema for editors), and
 the check that produces a clear message naming the bad key. One model per area (``kafka``,
-``events``, ``monitoring``, ``limits``, ``metrics``, ``checkpoint``, ``logging``) is composed
-into the root :class:`Settings`.
+``events``, ``monitoring``, ``alerts``, ``limits``, ``metrics``, ``checkpoint``,
+``logging``) is composed into the root :class:`Settings`.
 
 Where values come from, highest rank first:
 
@@ -58,6 +58,11 @@ Example file (every key is optional)::
       models:
         fraud-v2:
           window_size: 5000   # everything else as in defaults
+    alerts:                   # thresholds the shipped alert rules read from /metrics
+      defaults: {auc_floor: 0.7, auc_max_drop: 0.05, no_events_seconds: 1200}
+      models:
+        fraud-v2: {auc_floor: 0.8}
+        churn-daily: {batch_labels: true, no_events_seconds: 93600}
     limits:
       max_models: 20
     metrics:
@@ -126,6 +131,10 @@ __all__ = [
     "CONFIG_ENV",
     "ENV_NESTED_DELIMITER",
     "ENV_PREFIX",
+    "AlertDefaults",
+    "AlertOverrides",
+    "AlertThresholds",
+    "AlertsSettings",
     "CheckpointSettings",
     "DetectorSettings",
     "EventsSettings",
@@ -1145,6 +1154,98 @@ def _pick(override: _T | None, default: _T) -> _T:
 
 
 # ------------------------------------------------------------------------------------------
+# alerts
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AlertThresholds:
+    """One model's alert thresholds, resolved from ``alerts.defaults`` and its overrides.
+
+    The exporter publishes them as gauges (``driftwatch_auc_floor{model}`` ...), so that one
+    set of alert rules compares every model with its own thresholds
+    (``driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor``) and
+    operators tune alerts in the settings file, without editing rules.
+    """
+
+    auc_floor: float
+    auc_max_drop: float
+    no_events_seconds: float
+    batch_labels: bool
+
+
+_AUC_FLOOR = (
+    "AUC below which the model's AUC alerts fire (DriftwatchAucBelowFloor on the value, "
+    "DriftwatchAucSignificantlyBelowFloor when even its upper confidence bound is below). "
+    "0 turns them off for the model."
+)
+_AUC_MAX_DROP = (
+    "Largest drop of AUC below the model's own 6-hour average that is not an alert "
+    "(DriftwatchAucDropped). 1 turns it off."
+)
+_NO_EVENTS_SECONDS = (
+    "Seconds without any processed event of the model after which DriftwatchNoEvents fires "
+    "(labels arriving late count: set it above the model's longest normal gap)."
+)
+_BATCH_LABELS = (
+    "The model's labels arrive in batches (e.g. once a day): it never fires "
+    "DriftwatchNoEvents (which may page); a gap beyond no_events_seconds raises the "
+    "informational DriftwatchBatchEventsOverdue instead."
+)
+AucFloor = Annotated[float, Field(ge=0, le=1)]
+AucMaxDrop = Annotated[float, Field(gt=0, le=1)]
+NoEventsSeconds = Annotated[float, Field(ge=60, le=30 * 86_400)]
+
+
+class AlertDefaults(_Section):
+    """Every model's alert thresholds, unless its entry in ``alerts.models`` overrides them."""
+
+    auc_floor: AucFloor = Field(default=0.7, description=_AUC_FLOOR)
+    auc_max_drop: AucMaxDrop = Field(default=0.05, description=_AUC_MAX_DROP)
+    no_events_seconds: NoEventsSeconds = Field(default=1200.0, description=_NO_EVENTS_SECONDS)
+    batch_labels: bool = Field(default=False, description=_BATCH_LABELS)
+
+
+class AlertOverrides(_Section):
+    """One model's differences from ``alerts.defaults``; omitted keys are inherited."""
+
+    auc_floor: AucFloor | None = Field(default=None, description=_AUC_FLOOR)
+    auc_max_drop: AucMaxDrop | None = Field(default=None, description=_AUC_MAX_DROP)
+    no_events_seconds: NoEventsSeconds | None = Field(
+        default=None, description=_NO_EVENTS_SECONDS)
+    batch_labels: bool | None = Field(default=None, description=_BATCH_LABELS)
+
+
+class AlertsSettings(_Section):
+    """Per-model alert thresholds, exported as metrics for the shipped alert rules."""
+
+    defaults: AlertDefaults = Field(
+        default_factory=AlertDefaults, description="Thresholds of every model."
+    )
+    models: dict[Name, AlertOverrides] = Field(
+        default_factory=dict,
+        max_length=100_000,
+        description=(
+            "Overrides by model id, like monitoring.models. Environment variable names are "
+            "case-insensitive, so ids set from the environment are lower case."
+        ),
+    )
+
+    def thresholds(self, model: str) -> AlertThresholds:
+        """``model``'s thresholds: the defaults with its overrides applied key by key."""
+        overrides = self.models.get(model)
+        defaults = self.defaults
+        if overrides is None:
+            return AlertThresholds(defaults.auc_floor, defaults.auc_max_drop,
+                                   defaults.no_events_seconds, defaults.batch_labels)
+        return AlertThresholds(
+            auc_floor=_pick(overrides.auc_floor, defaults.auc_floor),
+            auc_max_drop=_pick(overrides.auc_max_drop, defaults.auc_max_drop),
+            no_events_seconds=_pick(overrides.no_events_seconds, defaults.no_events_seconds),
+            batch_labels=_pick(overrides.batch_labels, defaults.batch_labels),
+        )
+
+
+# ------------------------------------------------------------------------------------------
 # limits, metrics, checkpoint, logging
 
 
@@ -1289,6 +1390,10 @@ class Settings(BaseSettings):
         default_factory=MonitoringSettings,
         description="Windows, measures and detectors, by default and per model.",
     )
+    alerts: AlertsSettings = Field(
+        default_factory=AlertsSettings,
+        description="Alert thresholds, by default and per model, exported as metrics.",
+    )
     limits: LimitsSettings = Field(
         default_factory=LimitsSettings, description="Bounds on models (and so on metrics)."
     )
@@ -1333,6 +1438,20 @@ class Settings(BaseSettings):
                         f"never applies: events.model_source is constant, so every event "
                         f"belongs to model {only!r}",
                     ))
+        _raise(type(self).__name__, problems)
+        return self
+
+    @model_validator(mode="after")
+    def _alert_models_apply(self) -> Settings:
+        problems: list[InitErrorDetails] = []
+        if self.events.model_source == "constant":
+            only = self.events.model_constant
+            problems += [
+                _problem(("alerts", "models", model),
+                         f"never applies: events.model_source is constant, so every event "
+                         f"belongs to model {only!r}")
+                for model in self.alerts.models if model != only
+            ]
         _raise(type(self).__name__, problems)
         return self
 

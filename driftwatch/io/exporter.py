@@ -19,6 +19,11 @@ Metrics (label sets in braces)::
     driftwatch_alarms_total{model,measure,detector,level}       counter
     driftwatch_last_event_timestamp_seconds{model}              gauge   event time (``ts``)
     driftwatch_last_alarm_timestamp_seconds{model}              gauge   event time (``ts``)
+    driftwatch_last_processed_timestamp_seconds{model}          gauge   wall clock
+    driftwatch_auc_floor{model}                                 gauge   alert thresholds from
+    driftwatch_auc_max_drop{model}                              gauge     the settings'
+    driftwatch_no_events_seconds{model}                         gauge     ``alerts`` section
+    driftwatch_batch_labels{model}                              gauge     (1 or 0)
     driftwatch_consumer_lag_records{topic,partition}            gauge
     driftwatch_ready                                            gauge   1 ready, 0 not
     driftwatch_start_time_seconds                               gauge   Unix time
@@ -49,6 +54,12 @@ Two choices shape the alert rules and dashboards:
   alarm the counter must exist before it, so every (measure, detector) with a detector gets its
   ``warning`` and ``drift`` series, and every floored measure its ``threshold`` series, at 0.
 
+The alert thresholds (``alerts`` in the settings, per model with defaults) are exported as
+gauges next to the measures they judge, with the same labels, so that one rule set serves
+every model: ``driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor``.
+The rules then need no per-model constants, and a threshold changes with the settings file,
+not with the rules.
+
 The HTTP side, :class:`MetricsServer`, serves ``/metrics`` (content negotiation between the
 Prometheus text format and OpenMetrics, gzip when asked, ``name[]`` filtering), ``/healthz`` and
 ``/readyz``, optionally behind basic auth and TLS.
@@ -68,7 +79,7 @@ import socketserver
 import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
@@ -90,6 +101,7 @@ if TYPE_CHECKING:
     # Only for annotations: the collector reads attributes, so the exporter does not need the
     # core's detector modules loaded to be imported.
     from driftwatch.core.monitor import Snapshot
+    from driftwatch.settings import AlertThresholds
 
 __all__ = [
     "DETECTOR_STATE_CODES",
@@ -129,6 +141,9 @@ class AgentSnapshot:
             ``(topic, partition)``.
         ready: whether the agent is ready (assigned partitions, state restored).
         started_time: when the agent started, Unix seconds.
+        last_processed: per model, the wall-clock time (Unix seconds) when the agent last
+            took an event of it into its monitor; for a model restored from a checkpoint
+            and silent since, when the agent started. What a "no events" alert measures.
     """
 
     monitors: tuple[Snapshot, ...]
@@ -136,6 +151,7 @@ class AgentSnapshot:
     consumer_lag: Mapping[tuple[str, int], int]
     ready: bool
     started_time: float
+    last_processed: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         monitors = tuple(self.monitors)
@@ -146,6 +162,8 @@ class AgentSnapshot:
         object.__setattr__(self, "monitors", monitors)
         object.__setattr__(self, "rejected", MappingProxyType(dict(self.rejected)))
         object.__setattr__(self, "consumer_lag", MappingProxyType(dict(self.consumer_lag)))
+        object.__setattr__(self, "last_processed",
+                           MappingProxyType(dict(self.last_processed)))
 
     @classmethod
     def empty(cls, started_time: float) -> AgentSnapshot:
@@ -213,6 +231,36 @@ class _Families:
             "Event time (ts) of the event that raised the model's latest alarm, Unix seconds.",
             labels=("model",),
         )
+        self.last_processed = GaugeMetricFamily(
+            "driftwatch_last_processed_timestamp_seconds",
+            "Wall-clock time the agent last processed an event of the model (or started, for "
+            "a model restored from the checkpoint and silent since), Unix seconds.",
+            labels=("model",),
+        )
+        self.auc_floor = GaugeMetricFamily(
+            "driftwatch_auc_floor",
+            "Alert threshold from the settings (alerts): AUC below this fires the AUC floor "
+            "alerts.",
+            labels=("model",),
+        )
+        self.auc_max_drop = GaugeMetricFamily(
+            "driftwatch_auc_max_drop",
+            "Alert threshold from the settings (alerts): largest AUC drop below the model's "
+            "6-hour average that is not an alert.",
+            labels=("model",),
+        )
+        self.no_events_seconds = GaugeMetricFamily(
+            "driftwatch_no_events_seconds",
+            "Alert threshold from the settings (alerts): seconds without events before the "
+            "no-events alert fires.",
+            labels=("model",),
+        )
+        self.batch_labels = GaugeMetricFamily(
+            "driftwatch_batch_labels",
+            "1 when the settings (alerts) mark the model's labels as arriving in batches: "
+            "no paging no-events alert for it.",
+            labels=("model",),
+        )
         self.lag = GaugeMetricFamily(
             "driftwatch_consumer_lag_records",
             "Records between the consumer's position and the end of the partition.",
@@ -235,12 +283,19 @@ class _Families:
         return [
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
             self.window, self.detector_state, self.alarms, self.last_event, self.last_alarm,
-            self.lag, self.ready, self.start_time, self.build,
+            self.last_processed, self.auc_floor, self.auc_max_drop, self.no_events_seconds,
+            self.batch_labels, self.lag, self.ready, self.start_time, self.build,
         ]
 
-    def fill(self, agent: AgentSnapshot) -> None:
+    def fill(self, agent: AgentSnapshot,
+             thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
         for snap in agent.monitors:
             self._fill_monitor(snap)
+            last = agent.last_processed.get(snap.model)
+            if last is not None:
+                self.last_processed.add_metric([snap.model], last)
+            if thresholds is not None:
+                self._fill_thresholds(snap.model, thresholds(snap.model))
         for reason, count in sorted(agent.rejected.items()):
             self.rejected.add_metric([reason], count)
         for (topic, partition), lag in sorted(agent.consumer_lag.items()):
@@ -270,6 +325,13 @@ class _Families:
             self.last_alarm.add_metric([model], snap.last_alarm_time)
 
 
+    def _fill_thresholds(self, model: str, alert: AlertThresholds) -> None:
+        self.auc_floor.add_metric([model], alert.auc_floor)
+        self.auc_max_drop.add_metric([model], alert.auc_max_drop)
+        self.no_events_seconds.add_metric([model], alert.no_events_seconds)
+        self.batch_labels.add_metric([model], 1.0 if alert.batch_labels else 0.0)
+
+
 def _add_defined(family: GaugeMetricFamily, model: str, values: Mapping[str, float]) -> None:
     for measure, value in sorted(values.items()):
         if value == value:  # NaN is the only value unequal to itself: undefined, omitted
@@ -297,6 +359,10 @@ class SnapshotCollector(Collector):
     is zero and the scrape cost is O(models × measures). If ``source`` raises, the scrape fails
     (HTTP 500, Prometheus sets ``up`` to 0) rather than showing partial data.
 
+    ``thresholds``, when given, maps a model id to its alert thresholds (the settings'
+    ``alerts.thresholds``); they are exported for every model the snapshot holds, with the
+    same labels as its measures.
+
     :meth:`describe` lists the families without calling ``source``, so registering the
     collector does not scrape it.
 
@@ -308,12 +374,14 @@ class SnapshotCollector(Collector):
         1700000000.0
     """
 
-    def __init__(self, source: Callable[[], AgentSnapshot]) -> None:
+    def __init__(self, source: Callable[[], AgentSnapshot],
+                 thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
         self.source = source
+        self.thresholds = thresholds
 
     def collect(self) -> Iterator[Metric]:
         families = _Families()
-        families.fill(self.source())
+        families.fill(self.source(), self.thresholds)
         return iter(families.all())
 
     def describe(self) -> Iterator[Metric]:

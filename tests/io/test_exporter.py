@@ -32,6 +32,7 @@ from driftwatch import __version__
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Snapshot, Watch
 from driftwatch.io.exporter import AgentSnapshot, MetricsServer, SnapshotCollector
+from driftwatch.settings import AlertsSettings
 
 NAN = math.nan
 T0 = 1_700_000_000.0
@@ -79,6 +80,13 @@ AGENT = AgentSnapshot(
     consumer_lag={("events", 0): 5, ("events", 1): 0},
     ready=True,
     started_time=T0,
+    last_processed={"fraud": T0 + 60.0, "churn": T0},
+)
+
+ALERTS = AlertsSettings(
+    defaults={"auc_floor": 0.75, "no_events_seconds": 600},
+    models={"churn": {"auc_floor": 0.6, "batch_labels": True, "no_events_seconds": 90_000},
+            "absent": {"auc_floor": 0.9}},
 )
 
 EXPECTED_FAMILIES = {
@@ -93,6 +101,11 @@ EXPECTED_FAMILIES = {
     "driftwatch_alarms_total": ("counter", {"model", "measure", "detector", "level"}),
     "driftwatch_last_event_timestamp_seconds": ("gauge", {"model"}),
     "driftwatch_last_alarm_timestamp_seconds": ("gauge", {"model"}),
+    "driftwatch_last_processed_timestamp_seconds": ("gauge", {"model"}),
+    "driftwatch_auc_floor": ("gauge", {"model"}),
+    "driftwatch_auc_max_drop": ("gauge", {"model"}),
+    "driftwatch_no_events_seconds": ("gauge", {"model"}),
+    "driftwatch_batch_labels": ("gauge", {"model"}),
     "driftwatch_consumer_lag_records": ("gauge", {"topic", "partition"}),
     "driftwatch_ready": ("gauge", set()),
     "driftwatch_start_time_seconds": ("gauge", set()),
@@ -102,7 +115,7 @@ EXPECTED_FAMILIES = {
 
 def registry_for(agent: AgentSnapshot) -> CollectorRegistry:
     registry = CollectorRegistry()
-    registry.register(SnapshotCollector(lambda: agent))
+    registry.register(SnapshotCollector(lambda: agent, ALERTS.thresholds))
     return registry
 
 
@@ -197,6 +210,39 @@ def test_timestamps_lag_ready_start_and_build(registry: CollectorRegistry) -> No
     assert value("driftwatch_ready") == 1
     assert value("driftwatch_start_time_seconds") == T0
     assert value("driftwatch_build_info", {"version": __version__}) == 1
+
+
+def test_alert_thresholds_and_last_processed_per_model(registry: CollectorRegistry) -> None:
+    value = registry.get_sample_value
+    expected = {  # (fraud: the defaults, churn: its overrides)
+        "driftwatch_auc_floor": (0.75, 0.6),
+        "driftwatch_auc_max_drop": (0.05, 0.05),
+        "driftwatch_no_events_seconds": (600, 90_000),
+        "driftwatch_batch_labels": (0, 1),
+        "driftwatch_last_processed_timestamp_seconds": (T0 + 60.0, T0),
+    }
+    for name, (fraud, churn) in expected.items():
+        assert value(name, {"model": "fraud"}) == fraud, name
+        assert value(name, {"model": "churn"}) == churn, name
+        # Only monitored models: an override for a model never seen exports nothing.
+        assert value(name, {"model": "absent"}) is None, name
+    # Without thresholds (an embedding program) the families stay empty.
+    bare = CollectorRegistry()
+    bare.register(SnapshotCollector(lambda: AGENT))
+    assert bare.get_sample_value("driftwatch_auc_floor", {"model": "fraud"}) is None
+    assert bare.get_sample_value("driftwatch_measure", {"model": "fraud", "measure": "auc"})
+
+
+def test_thresholds_join_the_measures_they_judge(registry: CollectorRegistry) -> None:
+    # `driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor` joins
+    # one to one: the threshold's labels are the measure's without `measure`.
+    text = generate_latest(registry).decode()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    auc = {s.labels["model"] for s in families["driftwatch_measure"].samples
+           if s.labels["measure"] == "auc"}
+    floors = [s.labels for s in families["driftwatch_auc_floor"].samples]
+    assert auc == {"fraud"}  # churn's AUC is undefined: no series, so no comparison
+    assert sorted(label["model"] for label in floors) == ["churn", "fraud"]
 
 
 def test_not_ready_and_empty_agent() -> None:
