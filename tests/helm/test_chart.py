@@ -42,7 +42,7 @@ KUBE_VERSIONS = ("1.25.0", "1.30.0")
 """Kubernetes versions the manifests are validated against: the oldest the chart supports
 (Chart.yaml's kubeVersion) and a pinned current one."""
 
-CRD_KINDS = frozenset({"ServiceMonitor", "PrometheusRule"})
+CRD_KINDS = frozenset({"ServiceMonitor", "PodMonitor", "PrometheusRule"})
 """Custom resources (Prometheus Operator): not in Kubernetes' schemas, checked by hand."""
 
 RELEASE = "dw"
@@ -158,6 +158,26 @@ def check_service_monitor(obj: dict[str, Any]) -> None:
             assert set(part) == {"name", "key"} and all(isinstance(v, str) for v in part.values())
 
 
+def check_pod_monitor(obj: dict[str, Any]) -> None:
+    assert obj["apiVersion"] == "monitoring.coreos.com/v1"
+    assert set(obj) == {"apiVersion", "kind", "metadata", "spec"}
+    assert _string_map(obj["metadata"]["labels"])
+    spec = obj["spec"]
+    assert set(spec) <= {"namespaceSelector", "selector", "podMetricsEndpoints", "jobLabel"}
+    assert spec["namespaceSelector"] == {"matchNames": [NAMESPACE]}
+    assert set(spec["selector"]) == {"matchLabels"}
+    assert _string_map(spec["selector"]["matchLabels"]) and spec["selector"]["matchLabels"]
+    assert spec["podMetricsEndpoints"], "no endpoints"
+    for endpoint in spec["podMetricsEndpoints"]:
+        assert set(endpoint) <= {"port", "path", "scheme", "interval", "scrapeTimeout",
+                                 "tlsConfig", "basicAuth", "relabelings", "metricRelabelings"}
+        assert endpoint["port"] == "dw-metrics" and endpoint["path"] == "/metrics"
+        assert endpoint["scheme"] in ("http", "https")
+        assert DURATION.match(endpoint["interval"]) and DURATION.match(endpoint["scrapeTimeout"])
+        for part in endpoint.get("basicAuth", {}).values():
+            assert set(part) == {"name", "key"} and all(isinstance(v, str) for v in part.values())
+
+
 def check_prometheus_rule(obj: dict[str, Any]) -> None:
     assert obj["apiVersion"] == "monitoring.coreos.com/v1"
     assert set(obj) == {"apiVersion", "kind", "metadata", "spec"}
@@ -177,7 +197,8 @@ def check_prometheus_rule(obj: dict[str, Any]) -> None:
             assert _string_map(rule.get("labels", {})) and _string_map(rule.get("annotations", {}))
 
 
-CRD_CHECKS = {"ServiceMonitor": check_service_monitor, "PrometheusRule": check_prometheus_rule}
+CRD_CHECKS = {"ServiceMonitor": check_service_monitor, "PodMonitor": check_pod_monitor,
+              "PrometheusRule": check_prometheus_rule}
 
 
 # ------------------------------------------------------------------------------------------
@@ -299,11 +320,45 @@ SIDECAR = {
     "serviceMonitor": {"enabled": True},
 }
 
+LOCKED_DOWN = {
+    "settings": {
+        "kafka": {"bootstrap_servers": ["kafka-0.kafka:9093", "kafka-1.kafka:9093",
+                                        "kafka-ext.example.com:19092"]},
+        "events": {"model_source": "key"},
+        "alerts": {"defaults": {"auc_floor": 0.75, "no_events_seconds": 900},
+                   "models": {"fraud-v2": {"auc_floor": 0.8, "auc_max_drop": 0.03},
+                              "churn-daily": {"batch_labels": True,
+                                              "no_events_seconds": 93_600}}},
+    },
+    "networkPolicy": {
+        "enabled": True,
+        "metrics": {"from": [{"namespaceSelector": {"matchLabels": {
+            "kubernetes.io/metadata.name": "observability"}},
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]},
+        "kafka": {"to": [{"namespaceSelector": {"matchLabels": {
+            "kubernetes.io/metadata.name": "kafka"}}}, {"ipBlock": {"cidr": "10.20.0.0/16"}}]},
+    },
+    "podMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
+    "prometheusRule": {
+        "enabled": True,
+        "alerts": {
+            "DriftwatchNoEvents": {"for": "10m", "severity": "critical",
+                                   "labels": {"team": "fraud", "env": "staging"}},
+            "DriftwatchAucDropped": {"severity": "info"},
+            "DriftwatchAgentNotReady": {"enabled": False},
+        },
+        "alertLabels": {"env": "prod"},
+        "runbookUrl": "https://wiki.example.com/ml/driftwatch-runbook",
+        "grafanaUrl": "https://grafana.example.com/",
+    },
+}
+
 SCENARIOS: dict[str, dict[str, Any]] = {
     "standalone-defaults": {},
     "standalone-everything": EVERYTHING,
     "standalone-sasl": SASL,
     "standalone-replicas-pdb": SCALED,
+    "standalone-locked-down": LOCKED_DOWN,
     "sidecar": SIDECAR,
 }
 
@@ -315,6 +370,8 @@ EXPECTED_KINDS = {
     "standalone-sasl": ["ConfigMap", "Deployment", "Pod", "Service", "ServiceAccount"],
     "standalone-replicas-pdb": ["ConfigMap", "Deployment", "Pod", "PodDisruptionBudget",
                                 "Service", "ServiceAccount"],
+    "standalone-locked-down": ["ConfigMap", "Deployment", "NetworkPolicy", "Pod", "PodMonitor",
+                               "PrometheusRule", "Service", "ServiceAccount"],
     "sidecar": ["ConfigMap", "Pod", "Service", "ServiceMonitor"],
 }
 
@@ -323,7 +380,8 @@ EXPECTED_KINDS = {
 # lint
 
 
-@pytest.mark.parametrize("scenario", ["standalone-defaults", "standalone-everything", "sidecar"])
+@pytest.mark.parametrize("scenario", ["standalone-defaults", "standalone-everything",
+                                      "standalone-locked-down", "sidecar"])
 def test_lint_is_clean(helm: ModuleType, scenario: str) -> None:
     report = helm.lint(CHART, SCENARIOS[scenario], strict=True, namespace=NAMESPACE,
                        kube_version="v1.30.0")
@@ -545,6 +603,100 @@ def test_monitoring_objects(chart: Any, tmp_path: Path) -> None:
         (CHART / "files" / "dashboard.json").read_text(encoding="utf-8"))
 
 
+def _rules(objects: Manifests) -> dict[str, dict[str, Any]]:
+    groups = one(objects, "PrometheusRule")["spec"]["groups"]
+    return {rule.get("alert") or rule["record"]: rule for g in groups for rule in g["rules"]}
+
+
+def test_alerts_tuned_by_values(chart: Any, tmp_path: Path) -> None:
+    source = yaml.safe_load((CHART / "files" / "alerts.yaml").read_text(encoding="utf-8"))
+    original = {rule.get("alert") or rule["record"]: rule
+                for group in source["groups"] for rule in group["rules"]}
+    rules = _rules(render(chart, LOCKED_DOWN))
+    # Left out: the alert set to enabled: false, and nothing else.
+    assert set(original) - set(rules) == {"DriftwatchAgentNotReady"}
+    no_events = rules["DriftwatchNoEvents"]
+    assert no_events["for"] == "10m"
+    # The alert's own labels win over alertLabels; severity is the tuned one.
+    assert no_events["labels"] == {"severity": "critical", "team": "fraud", "env": "staging"}
+    assert rules["DriftwatchAucDropped"]["labels"] == {"severity": "info", "env": "prod"}
+    floor = rules["DriftwatchAucBelowFloor"]
+    assert floor["labels"] == {"severity": "warning", "env": "prod"}
+    assert floor["for"] == original["DriftwatchAucBelowFloor"]["for"]
+    assert floor["expr"] == original["DriftwatchAucBelowFloor"]["expr"]
+    for name, rule in rules.items():
+        if "alert" not in rule:
+            assert rule == original[name]
+            continue
+        annotations = rule["annotations"]
+        assert annotations["runbook_url"] == \
+            f"https://wiki.example.com/ml/driftwatch-runbook#{name.lower()}"
+        assert annotations["dashboard_url"] == \
+            "https://grafana.example.com" + original[name]["annotations"]["dashboard_url"]
+        # The Prometheus templates pass through Helm untouched.
+        assert annotations["summary"] == original[name]["annotations"]["summary"]
+    promtool = require_tool("promtool", "apt-get install prometheus")
+    rules_file = tmp_path / "rules.yaml"
+    groups = one(render(chart, LOCKED_DOWN), "PrometheusRule")["spec"]["groups"]
+    rules_file.write_text(yaml.safe_dump({"groups": groups}), encoding="utf-8")
+    checked = subprocess.run([promtool, "check", "rules", str(rules_file)],
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_network_policy(chart: Any) -> None:
+    objects = render(chart, LOCKED_DOWN)
+    policy = one(objects, "NetworkPolicy")["spec"]
+    deployment = one(objects, "Deployment")
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert policy["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    test_pod = objects[("Pod", f"{RELEASE}-driftwatch-test-settings")]
+    assert not policy["podSelector"]["matchLabels"].items() <= \
+        test_pod["metadata"]["labels"].items()
+    assert policy["policyTypes"] == ["Ingress", "Egress"]
+    # Ingress: the container's metrics port, from the configured scrapers only.
+    container = agent_container(deployment["spec"]["template"]["spec"])
+    (ingress,) = policy["ingress"]
+    assert ingress["ports"] == [{"port": container["ports"][0]["name"], "protocol": "TCP"}]
+    assert ingress["from"] == LOCKED_DOWN["networkPolicy"]["metrics"]["from"]
+    # Egress: the ports of the bootstrap servers, to the brokers' peers; and DNS.
+    kafka, dns = policy["egress"]
+    assert kafka["ports"] == [{"port": 9093, "protocol": "TCP"},
+                              {"port": 19092, "protocol": "TCP"}]
+    assert kafka["to"] == LOCKED_DOWN["networkPolicy"]["kafka"]["to"]
+    assert dns == {"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}
+    # Explicit ports, any destination, no DNS, one more rule each way.
+    extra_in = {"from": [{"podSelector": {}}], "ports": [{"port": 9108}]}
+    extra_out = {"to": [{"ipBlock": {"cidr": "10.30.0.0/24"}}], "ports": [{"port": 4317}]}
+    other = one(render(chart, {"networkPolicy": {
+        "enabled": True, "metrics": {"from": []}, "kafka": {"ports": [9092, 9094]},
+        "dns": False, "extraIngress": [extra_in], "extraEgress": [extra_out]}}),
+        "NetworkPolicy")["spec"]
+    assert other["ingress"] == [{"ports": [{"port": "dw-metrics", "protocol": "TCP"}]},
+                                extra_in]
+    assert other["egress"] == [{"ports": [{"port": 9092, "protocol": "TCP"},
+                                          {"port": 9094, "protocol": "TCP"}]}, extra_out]
+
+
+def test_pod_monitor(chart: Any) -> None:
+    objects = render(chart, LOCKED_DOWN)
+    monitor = one(objects, "PodMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    pod = one(objects, "Deployment")["spec"]["template"]
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= \
+        pod["metadata"]["labels"].items()
+    endpoint = monitor["spec"]["podMetricsEndpoints"][0]
+    assert endpoint["port"] in {p["name"] for p in agent_container(pod["spec"])["ports"]}
+    # The Prometheus Operator names the job <namespace>/<name>: one the rules count as an agent.
+    assert re.search(".*driftwatch.*", f"{NAMESPACE}/{monitor['metadata']['name']}")
+    # HTTPS and basic auth follow the settings, as for the ServiceMonitor.
+    secured = one(render(chart, {**EVERYTHING, "serviceMonitor": {"enabled": False},
+                                 "podMonitor": {"enabled": True}}), "PodMonitor")
+    endpoint = secured["spec"]["podMetricsEndpoints"][0]
+    assert endpoint["scheme"] == "https"
+    assert endpoint["basicAuth"]["password"] == {"name": "driftwatch-scrape", "key": "password"}
+
+
 # ------------------------------------------------------------------------------------------
 # values schema and the chart's own refusals
 
@@ -569,6 +721,14 @@ BAD_VALUES = [
     ({"resources": {"requests": {"memory": "lots"}}}, "/resources/requests/memory",
      "'lots' does not match pattern"),
     ({"replicas": 2}, "", "additional properties 'replicas' not allowed"),
+    ({"prometheusRule": {"alerts": {"DriftwatchNoEvents": {"for": "ten minutes"}}}},
+     "/prometheusRule/alerts/DriftwatchNoEvents/for", "'ten minutes' does not match pattern"),
+    ({"prometheusRule": {"alerts": {"DriftwatchNoEvents": {"severity": "page", "delay": 1}}}},
+     "/prometheusRule/alerts/DriftwatchNoEvents", "additional properties 'delay' not allowed"),
+    ({"networkPolicy": {"kafka": {"ports": [0]}}}, "/networkPolicy/kafka/ports/0",
+     "minimum: got 0, want 1"),
+    ({"settings": {"alerts": {"defaults": {"auc_floor": 1.5}}}},
+     "/settings/alerts/defaults/auc_floor", "maximum: got 1.5, want 1"),
 ]
 
 
@@ -613,6 +773,12 @@ TEMPLATE_REFUSALS = [
     ({"settings": {"checkpoint": {"directory": "state"}}},
      "settings.checkpoint.directory must be an absolute path"),
     ({"secrets": {"kafka": {"saslPasswordKey": "password"}}}, "secrets.kafka.name"),
+    ({"prometheusRule": {"enabled": True, "alerts": {"DriftwatchNoEvent": {"for": "1m"}}}},
+     "prometheusRule.alerts.DriftwatchNoEvent: no such alert in files/alerts.yaml"),
+    ({"serviceMonitor": {"enabled": True}, "podMonitor": {"enabled": True}},
+     "serviceMonitor.enabled and podMonitor.enabled: choose one"),
+    ({"mode": "sidecar", "networkPolicy": {"enabled": True}},
+     "networkPolicy.enabled needs mode: standalone"),
 ]
 
 
@@ -748,3 +914,19 @@ def test_sidecar_templates_need_sidecar_mode(helm: ModuleType, model_chart: Any)
     with pytest.raises(helm.HelmRenderError, match=re.escape("set driftwatch.mode: sidecar")):
         model_chart.render({"driftwatch": {"mode": "standalone"}}, name=RELEASE,
                            namespace=NAMESPACE)
+
+
+def test_sidecar_pod_monitor_scrapes_the_model_pods(kube: ModuleType, model_chart: Any) -> None:
+    objects = parse(model_chart.render(
+        {"driftwatch": {"serviceMonitor": {"enabled": False}, "podMonitor": {"enabled": True}}},
+        name=RELEASE, namespace=NAMESPACE))
+    validate_all(kube, objects)
+    assert "ServiceMonitor" not in kinds(objects)
+    monitor = one(objects, "PodMonitor")
+    template = one(objects, "Deployment")["spec"]["template"]
+    assert monitor["spec"]["selector"]["matchLabels"] == {
+        "driftwatch.io/sidecar": f"{RELEASE}-driftwatch"}
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= \
+        template["metadata"]["labels"].items()
+    assert monitor["spec"]["podMetricsEndpoints"][0]["port"] in {
+        p["name"] for p in agent_container(template["spec"])["ports"]}

@@ -316,3 +316,30 @@ and a Kafka outage must not take the model out of its Service.
   volumeMounts:
     {{- include "driftwatch.volumeMounts" . | nindent 4 }}
 {{- end }}
+
+{{/* The labels that select the agent's Pods: the Deployment's in standalone mode, the model
+Pods carrying the sidecar otherwise (sidecar.selectorLabels, or the label
+driftwatch.sidecar.podLabels puts on them). Used by the Service, the PodMonitor and the
+NetworkPolicy. */}}
+{{- define "driftwatch.podSelector" -}}
+{{- if eq .Values.mode "standalone" }}
+{{- include "driftwatch.selectorLabels" . }}
+{{- else if .Values.sidecar.selectorLabels }}
+{{- toYaml .Values.sidecar.selectorLabels }}
+{{- else }}
+{{- include "driftwatch.sidecar.podLabels" . }}
+{{- end }}
+{{- end }}
+
+{{/* The Kafka ports of settings.kafka.bootstrap_servers (host:port each), distinct, as a
+list: the NetworkPolicy's default egress ports. */}}
+{{- define "driftwatch.kafkaPorts" -}}
+{{- $ports := list }}
+{{- range $server := dig "kafka" "bootstrap_servers" (list "localhost:9092") (.Values.settings | default dict) }}
+{{- $port := last (splitList ":" $server) | int }}
+{{- if and (gt $port 0) (not (has $port $ports)) }}
+{{- $ports = append $ports $port }}
+{{- end }}
+{{- end }}
+{{- toJson $ports }}
+{{- end }}
