@@ -930,3 +930,39 @@ def test_sidecar_pod_monitor_scrapes_the_model_pods(kube: ModuleType, model_char
         template["metadata"]["labels"].items()
     assert monitor["spec"]["podMetricsEndpoints"][0]["port"] in {
         p["name"] for p in agent_container(template["spec"])["ports"]}
+
+
+def test_readme_values_table_is_current() -> None:
+    from tests.helm import values_readme
+
+    current = values_readme.README.read_text(encoding="utf-8")
+    assert values_readme.readme(current) == current, (
+        "helm/driftwatch/README.md's values table is out of date with values.yaml: run "
+        "`python -m tests.helm.values_readme`")
+    # Every value of the chart is a row: the table is the chart's whole interface.
+    table = current.partition(values_readme.MARKER)[2]
+    for path in ("networkPolicy.kafka.ports", "podMonitor.enabled", "prometheusRule.alerts",
+                 "prometheusRule.grafanaUrl", "settings.kafka.bootstrap_servers"):
+        assert f"| `{path}` |" in table, path
+
+
+def test_values_readme_reads_helm_docs_comments() -> None:
+    from tests.helm import values_readme
+
+    text = (
+        "# -------\n"
+        "# -- Top-level value,\n"
+        "# continued.\n"
+        "top: 1\n"
+        "group:\n"
+        "  # a plain comment, not a description\n"
+        "  plain: x\n"
+        "  # -- A documented mapping is one value.\n"
+        "  whole: {a: 1}\n"
+        "\n"
+        "  # -- Ends at the blank line\n"
+        "\n"
+        "  after: true\n"
+    )
+    assert values_readme.descriptions(text) == {
+        "top": "Top-level value, continued.", "group.whole": "A documented mapping is one value."}
