@@ -148,6 +148,9 @@ def test_the_issue_s_panels_are_there() -> None:
     panel_with("sum by (reason) (rate(driftwatch_events_rejected_total{")
     panel_with("driftwatch_consumer_lag_records{")
     panel_with("driftwatch_ready{", kind="state-timeline")
+    # Each model against its own alert thresholds (settings: alerts), as the rules compare.
+    panel_with('measure="auc"}', "driftwatch_auc_floor{")
+    panel_with("driftwatch_last_processed_timestamp_seconds{", "driftwatch_no_events_seconds{")
     annotations = [a for a in board()["annotations"]["list"] if not a.get("builtIn")]
     assert any("driftwatch_alarms_total" in a["expr"] and 'level="drift"' in a["expr"]
                for a in annotations)

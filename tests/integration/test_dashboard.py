@@ -74,6 +74,8 @@ SETTINGS = {
             ],
         }
     },
+    # Per-model alert thresholds: the drifting model's floor is above its AUC after the drop.
+    "alerts": {"defaults": {"auc_floor": 0.5}, "models": {DRIFTING: {"auc_floor": 0.8}}},
 }
 
 BAD_RECORDS = [b"not json {", b'{"model": "fraud", "label": 7, "score": 0.5}',
@@ -273,3 +275,15 @@ def test_every_dashboard_query_returns_data_from_a_real_agent(
     assert {(a["labels"]["alertname"], a["labels"]["model"]) for a in prometheus.alerts()
             if a["labels"]["alertname"] == "DriftwatchDriftDetected"} == {
         ("DriftwatchDriftDetected", DRIFTING)}
+    # The per-model thresholds reach Prometheus with the measures' labels, so the rules'
+    # joins work on real series: only the drifting model is below its own floor, and both
+    # models had events within the default no-events tolerance.
+    assert sample_values(prometheus.query("driftwatch_auc_floor")) == {DRIFTING: 0.8,
+                                                                       STEADY: 0.5}
+    below = prometheus.query(
+        'driftwatch_measure{measure="auc"} < ignoring (measure) driftwatch_auc_floor')
+    assert set(sample_values(below)) == {DRIFTING}
+    silent = sample_values(prometheus.query(
+        "time() - max without (instance) (driftwatch_last_processed_timestamp_seconds)"))
+    assert set(silent) == {DRIFTING, STEADY}
+    assert all(0 <= seconds < 1200 for seconds in silent.values())
