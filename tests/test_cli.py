@@ -172,6 +172,7 @@ def test_schema_is_json_with_a_description_for_every_field(
         "kafka",
         "events",
         "monitoring",
+        "alerts",
         "limits",
         "metrics",
         "checkpoint",

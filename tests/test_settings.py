@@ -439,6 +439,26 @@ BAD_VALUES = [
         id="override-that-never-applies",
     ),
     pytest.param(
+        "alerts: {defaults: {auc_floor: 1.2}}",
+        "alerts.defaults.auc_floor (DRIFTWATCH_ALERTS__DEFAULTS__AUC_FLOOR): ",
+        "less than or equal to 1",
+        id="auc-floor-above-1",
+    ),
+    pytest.param(
+        "alerts: {models: {fraud: {no_events_seconds: 5}}}",
+        "alerts.models.fraud.no_events_seconds "
+        "(DRIFTWATCH_ALERTS__MODELS__FRAUD__NO_EVENTS_SECONDS): ",
+        "greater than or equal to 60",
+        id="no-events-tolerance-below-a-minute",
+    ),
+    pytest.param(
+        "events: {model_source: constant, model_constant: solo}\n"
+        "alerts: {models: {other: {auc_floor: 0.8}}}",
+        "alerts.models.other (DRIFTWATCH_ALERTS__MODELS__OTHER): ",
+        "never applies: events.model_source is constant",
+        id="alert-override-that-never-applies",
+    ),
+    pytest.param(
         "logging: {level: LOUD}",
         "logging.level (DRIFTWATCH_LOGGING__LEVEL): ",
         "got 'LOUD'",
@@ -776,3 +796,17 @@ def test_docstring_example_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert settings.monitoring.monitor_config("fraud-v2").watches == (
         settings.monitoring.monitor_config("other").watches
     )
+
+
+def test_alert_thresholds_per_model_inherit_key_by_key() -> None:
+    from driftwatch.settings import AlertThresholds
+
+    settings = Settings(alerts={
+        "defaults": {"auc_floor": 0.75, "no_events_seconds": 600},
+        "models": {"fraud": {"auc_floor": 0.8}, "daily": {"batch_labels": True,
+                                                          "no_events_seconds": 93_600}},
+    })
+    assert settings.alerts.thresholds("fraud") == AlertThresholds(0.8, 0.05, 600, False)
+    assert settings.alerts.thresholds("daily") == AlertThresholds(0.75, 0.05, 93_600, True)
+    assert settings.alerts.thresholds("other") == AlertThresholds(0.75, 0.05, 600, False)
+    assert Settings().alerts.thresholds("any") == AlertThresholds(0.7, 0.05, 1200, False)
