@@ -966,3 +966,18 @@ def test_values_readme_reads_helm_docs_comments() -> None:
     )
     assert values_readme.descriptions(text) == {
         "top": "Top-level value, continued.", "group.whole": "A documented mapping is one value."}
+
+
+def test_readme_alert_example_renders(chart: Any, draft7: Any, tmp_path: Path) -> None:
+    text = (CHART / "README.md").read_text(encoding="utf-8")
+    (example,) = [block for block in re.findall(r"```yaml\n(.*?)```", text, re.S)
+                  if "prometheusRule:" in block]
+    values = yaml.safe_load(example)
+    draft7.validate(chart.merge_values(copy.deepcopy(values)))
+    objects = render(chart, values)
+    rules = _rules(objects)
+    assert "DriftwatchConsumerLagGrowing" not in rules
+    assert rules["DriftwatchNoEvents"]["labels"] == {"severity": "critical", "team": "fraud",
+                                                     "env": "prod"}
+    result = config_validate(tmp_path, settings_text(objects), {})
+    assert result.returncode == 0, result.stdout + result.stderr
