@@ -67,6 +67,7 @@ NOT_COMPARABLE = (
     "driftwatch_consumer_lag_records",  # a moment of the consumer, not of the monitors
     "driftwatch_ready",
     "driftwatch_start_time_seconds",  # wall clock
+    "driftwatch_last_processed_timestamp_seconds",  # wall clock
 )
 
 
