@@ -324,7 +324,6 @@ class _Families:
         if snap.last_alarm_time is not None:
             self.last_alarm.add_metric([model], snap.last_alarm_time)
 
-
     def _fill_thresholds(self, model: str, alert: AlertThresholds) -> None:
         self.auc_floor.add_metric([model], alert.auc_floor)
         self.auc_max_drop.add_metric([model], alert.auc_max_drop)
