@@ -28,7 +28,7 @@ RULES = ROOT / "helm" / "driftwatch" / "files" / "alerts.yaml"
 EXAMPLE_RULES = ROOT / "examples" / "alerts.yaml"
 PROMTOOL_TESTS = ROOT / "tests" / "promtool" / "alerts_test.yaml"
 RUNBOOK = ROOT / "docs" / "runbook.md"
-RUNBOOK_URL = "https://github.com/driftwatch/driftwatch/blob/main/docs/runbook.md#"
+RUNBOOK_URL = "docs/runbook.md#"
 DASHBOARD_PATH = "/d/driftwatch/driftwatch?var-job={{ $labels.job }}"
 NOT_YET_EXPORTED = {"driftwatch_auc_standard_error"}
 """Gauges the rules read that another branch adds to the exporter (DeLong's standard error of
