@@ -82,9 +82,10 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_settings_or_report(path: str | None, stream: TextIO | None = None) -> Settings | None:
+def load_settings_or_report(path: str | None, stream: TextIO | None = None, *,
+                            check_files: bool = True) -> Settings | None:
     """The settings from ``path`` (and the environment), or None after printing every
-    problem to ``stream`` (default: stderr)."""
+    problem to ``stream`` (default: stderr). ``check_files``: see ``load_settings``."""
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
@@ -92,7 +93,7 @@ def load_settings_or_report(path: str | None, stream: TextIO | None = None) -> S
 
     out = sys.stderr if stream is None else stream
     try:
-        return load_settings(path)
+        return load_settings(path, check_files=check_files)
     except (SettingsFileError, ValidationError, SettingsError) as exc:
         problems = settings_errors(exc)
         if not isinstance(exc, SettingsFileError):
@@ -179,6 +180,13 @@ def _add_config(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         ),
     )
     validate.add_argument("files", nargs="+", metavar="FILE", help="settings file (YAML)")
+    validate.add_argument(
+        "--no-file-checks", dest="check_files", action="store_false",
+        help=(
+            "do not require the files the settings name (TLS certificates, keys, CA "
+            "bundles) to exist here: for a file meant for another machine"
+        ),
+    )
     validate.set_defaults(handler=_config_validate)
 
     schema = actions.add_parser(
@@ -206,7 +214,7 @@ def _add_config(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _config_validate(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in args.files:
-        if load_settings_or_report(path) is None:
+        if load_settings_or_report(path, check_files=args.check_files) is None:
             status = EXIT_INVALID
         else:
             print(f"{path}: ok")

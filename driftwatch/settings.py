@@ -125,7 +125,7 @@ from driftwatch.core.monitor import (
     MonitorConfig,
     Watch,
 )
-from driftwatch.io.decode import EventFormat, ModelSource
+from driftwatch.io.decode import EventFormat, ModelSource, model_id_problem
 
 __all__ = [
     "CONFIG_ENV",
@@ -226,6 +226,31 @@ def _split_list(value: Any) -> Any:
                 raise ValueError(f"not a valid JSON list: {exc}") from exc
         return [item.strip() for item in text.split(",") if item.strip()]
     return value
+
+
+_CHECK_FILES: ContextVar[bool] = ContextVar("driftwatch_check_files", default=True)
+"""Whether validation opens the files settings name (see :func:`load_settings`)."""
+
+
+def _file_problem(path: Path | str) -> str | None:
+    """Why the agent could not read the file at ``path`` (None: it can, or checks are off).
+
+    Opened, not just stat-ed, so a permission problem shows here and not as a TLS error at
+    the first connection (kafka-python would retry "Unable to bootstrap" for ever).
+    """
+    if not _CHECK_FILES.get():
+        return None
+    try:
+        with open(path, "rb"):
+            return None
+    except FileNotFoundError:
+        return f"no such file: {path}"
+    except IsADirectoryError:
+        return f"is a directory, not a file: {path}"
+    except PermissionError:
+        return f"not readable by this process (user id {os.getuid()}): {path}"
+    except OSError as exc:
+        return f"cannot be opened: {path}: {exc.strerror or exc}"
 
 
 class _Section(BaseModel):
@@ -409,8 +434,10 @@ class KafkaSettings(_Section):
     ssl_cafile: Path | None = Field(
         default=None,
         description=(
-            "CA bundle (PEM) to verify the brokers with; default: the system's. The file is "
-            "opened when the agent connects, so a settings file can be validated elsewhere."
+            "CA bundle (PEM) to verify the brokers with; default: the system's. Like every "
+            "file setting, it must exist and be readable when the settings are loaded "
+            "(`driftwatch config validate --no-file-checks` skips that, to validate a file "
+            "on another machine)."
         ),
     )
     ssl_certfile: Path | None = Field(
@@ -427,9 +454,12 @@ class KafkaSettings(_Section):
         default_factory=dict,
         max_length=100,
         description=(
-            "Further kafka-python KafkaConsumer options, passed through unchanged (e.g. "
-            "ssl_check_hostname, fetch_max_wait_ms, api_version). Options that have their own "
-            "setting here are refused, and so is enable_auto_commit."
+            "Further kafka-python KafkaConsumer options (e.g. ssl_check_hostname, "
+            "fetch_max_wait_ms, api_version, ssl_crlfile). Names and value types are checked: "
+            "integers and booleans may be written as strings (as environment variables are), "
+            "api_version as [2, 5, 0] or '2.5.0', ssl_crlfile must be a readable file. "
+            "Options that have their own setting here are refused, and so are enable_auto_commit "
+            "and options that take Python objects (deserializers, callbacks, ssl_context)."
         ),
     )
     dead_letter_topic: TopicName | None = Field(
@@ -517,14 +547,21 @@ class KafkaSettings(_Section):
             if key in _OWNED_CLIENT_OPTIONS
         ]
         known = _kafka_consumer_options()
-        if known is not None:
-            for key in options:
-                if key not in known and key not in _OWNED_CLIENT_OPTIONS:
-                    close = difflib.get_close_matches(key, sorted(known), n=1)
-                    hint = f"; did you mean {close[0]!r}?" if close else ""
-                    problems.append(_problem((key,), f"not a kafka-python consumer option{hint}"))
+        checked: dict[str, Any] = {}
+        for key, value in options.items():
+            if key in _OWNED_CLIENT_OPTIONS:
+                continue
+            if known is not None and key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                problems.append(_problem((key,), f"not a kafka-python consumer option{hint}"))
+                continue
+            try:
+                checked[key] = _client_option(key, value, None if known is None else known[key])
+            except ValueError as exc:
+                problems.append(_problem((key,), str(exc), value))
         _raise(cls.__name__, problems)
-        return options
+        return checked
 
     @model_validator(mode="after")
     def _consistent(self) -> KafkaSettings:
@@ -605,6 +642,11 @@ class KafkaSettings(_Section):
                     (key,), "only used with security_protocol SSL or SASL_SSL, "
                     f"not {self.security_protocol}",
                 ))
+        for key in ("ssl_cafile", "ssl_certfile", "ssl_keyfile"):
+            path = getattr(self, key)
+            problem = None if path is None or not tls else _file_problem(path)
+            if problem is not None:
+                problems.append(_problem((key,), problem, str(path)))
         if self.ssl_keyfile is not None and self.ssl_certfile is None:
             problems.append(_problem(("ssl_keyfile",), "needs ssl_certfile (the certificate)"))
         if self.ssl_password is not None and self.ssl_certfile is None:
@@ -649,16 +691,116 @@ class KafkaSettings(_Section):
 
 
 @functools.cache
-def _kafka_consumer_options() -> frozenset[str] | None:
-    """kafka-python's consumer option names, or None when it is not installed (then
-    ``client_options`` is checked by kafka-python itself when the agent starts)."""
+def _kafka_consumer_options() -> Mapping[str, Any] | None:
+    """kafka-python's consumer options and their defaults, or None when it is not installed
+    (then ``client_options`` names are checked by kafka-python itself when the agent
+    starts, and value types only where :func:`_client_option` knows them without it)."""
     try:
         with warnings.catch_warnings():  # kafka-python's import warns about its own internals
             warnings.simplefilter("ignore", DeprecationWarning)
             from kafka import KafkaConsumer  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         return None
-    return frozenset(cast(Mapping[str, Any], KafkaConsumer.DEFAULT_CONFIG))
+    return types.MappingProxyType(dict(cast(Mapping[str, Any], KafkaConsumer.DEFAULT_CONFIG)))
+
+
+_OBJECT_CLIENT_OPTIONS = frozenset({
+    "key_deserializer", "value_deserializer", "default_offset_commit_callback",
+    "partition_assignment_strategy", "ssl_context", "selector", "kafka_client",
+    "sasl_oauth_token_provider", "metric_reporters",
+})
+"""kafka-python options whose values are Python objects (callables, classes, an SSLContext):
+nothing YAML or an environment variable can hold, and the agent decodes records itself."""
+
+_OPTIONAL_STRING_CLIENT_OPTIONS = frozenset({
+    "group_instance_id", "ssl_ciphers", "sasl_kerberos_name", "sasl_kerberos_domain_name",
+    "proxy_url", "socks5_proxy",
+})
+"""Options that default to None and otherwise take a string."""
+
+_OPTIONAL_SIZE_CLIENT_OPTIONS = frozenset({"receive_buffer_bytes", "send_buffer_bytes"})
+"""Options that default to None (the OS's choice) and otherwise take a positive integer."""
+
+_FILE_CLIENT_OPTIONS = frozenset({"ssl_crlfile"})
+"""Options naming a file the consumer opens: checked like the file settings."""
+
+_API_VERSION = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){1,2}")
+
+
+def _client_option(key: str, value: Any, default: Any) -> Any:
+    """``value`` checked (and converted) for kafka-python consumer option ``key``, whose
+    default is ``default``; ``ValueError`` saying what the option takes.
+
+    Types come from the option's default (an integer option takes an integer, a flag a
+    boolean...) plus the options listed above that default to None. kafka-python checks
+    none of them itself: a wrong type surfaces as a ``TypeError`` deep in the consumer
+    once the agent runs. Strings of digits and ``true``/``false`` are accepted for integers
+    and booleans because environment variables
+    (``DRIFTWATCH_KAFKA__CLIENT_OPTIONS__FETCH_MAX_WAIT_MS=100``) can only be strings.
+    """
+    if key in _OBJECT_CLIENT_OPTIONS:
+        raise ValueError(
+            "takes a Python object, which a settings file or environment variable cannot "
+            "give; not configurable here"
+        )
+    if key == "api_version":
+        if isinstance(value, str) and _API_VERSION.fullmatch(value):
+            return tuple(int(part) for part in value.split("."))
+        if (isinstance(value, list | tuple) and 2 <= len(value) <= 3
+                and all(type(part) is int and part >= 0 for part in value)):
+            return tuple(value)
+        raise ValueError("must be a broker version such as [2, 5, 0] or '2.5.0'")
+    if key == "socket_options":
+        if isinstance(value, list | tuple) and all(
+            isinstance(option, list | tuple) and len(option) == 3
+            and all(type(part) is int for part in option) for option in value
+        ):
+            return [tuple(option) for option in value]
+        raise ValueError("must be a list of [level, option, value] integer triples")
+    if key in _FILE_CLIENT_OPTIONS:
+        if not isinstance(value, str) or not value:
+            raise ValueError("must be the path of a file")
+        problem = _file_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+    if key in _OPTIONAL_STRING_CLIENT_OPTIONS:
+        if value is None or (isinstance(value, str) and value):
+            return value
+        raise ValueError("must be a non-empty string")
+    if key in _OPTIONAL_SIZE_CLIENT_OPTIONS:
+        return None if value is None else _non_negative_int(value, minimum=1)
+    if isinstance(default, bool):
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        if type(value) is bool:
+            return value
+        raise ValueError("must be true or false")
+    if isinstance(default, int):
+        return _non_negative_int(value)
+    if isinstance(default, float):
+        number = value
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                number = None
+        if type(number) in (int, float) and number >= 0:  # NaN fails >= 0
+            return number
+        raise ValueError("must be a non-negative number")
+    if isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        raise ValueError("must be a string")
+    return value  # an option this version does not know the type of: kafka-python decides
+
+
+def _non_negative_int(value: Any, minimum: int = 0) -> int:
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if type(value) is int and value >= minimum:
+        return value
+    raise ValueError(f"must be an integer >= {minimum}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -724,6 +866,27 @@ class EventsSettings(_Section):
         default=_EVENT_DEFAULTS.negative_label,
         description="The label value of the negative class; must differ from positive_label.",
     )
+    max_model_id_length: int = Field(
+        default=_EVENT_DEFAULTS.max_model_id_length,
+        ge=1,
+        le=10_000,
+        description=(
+            "Longest model id, in characters; longer ids are rejected (reason bad_model). "
+            "A model id is the model label of every series of the model. Ids must also be "
+            "printable text: no control, format or separator characters and no lone "
+            "surrogates (which Prometheus, the checkpoint and log lines could not carry)."
+        ),
+    )
+    numeric_string_scores: bool = Field(
+        default=_EVENT_DEFAULTS.numeric_string_scores,
+        description=(
+            'Also accept scores sent as strings holding a decimal number ("0.83", "8.3E-7": '
+            "Java BigDecimal, Kafka Connect decimals). Only an optional sign, ASCII digits, "
+            "one decimal point and an exponent; \"nan\", \"inf\", hex, whitespace, digit "
+            "separators and values beyond float range stay bad_score. Off: strings are "
+            "bad_score."
+        ),
+    )
     max_record_bytes: int = Field(
         default=_EVENT_DEFAULTS.max_record_bytes,
         ge=64,
@@ -760,6 +923,11 @@ class EventsSettings(_Section):
                     (key,), f"{name!r} is already the {seen[name]}", name
                 ))
             seen.setdefault(name, key)
+        problem = model_id_problem(self.model_constant, self.max_model_id_length)
+        if problem is not None:
+            problems.append(_problem(
+                ("model_constant",), f"not a valid model id: {problem}", self.model_constant
+            ))
         _raise(type(self).__name__, problems)
         return self
 
@@ -776,6 +944,8 @@ class EventsSettings(_Section):
             positive_label=self.positive_label,
             negative_label=self.negative_label,
             max_record_bytes=self.max_record_bytes,
+            max_model_id_length=self.max_model_id_length,
+            numeric_string_scores=self.numeric_string_scores,
         )
 
 
@@ -1286,14 +1456,42 @@ class MetricsSettings(_Section):
     )
     basic_auth_password: SecretStr | None = Field(
         default=None,
-        description="Password for HTTP basic auth. Masked in logs and `config show`.",
+        description=(
+            "Password for HTTP basic auth; must not be empty (set both or neither: "
+            "configured auth is always enforced). Masked in logs and `config show`."
+        ),
     )
     tls_certfile: Path | None = Field(
         default=None,
-        description="Serve HTTPS with this certificate (PEM), together with tls_keyfile.",
+        description=(
+            "Serve HTTPS with this certificate (PEM), together with tls_keyfile; both must "
+            "be readable files."
+        ),
     )
     tls_keyfile: Path | None = Field(
         default=None, description="Private key (PEM) of tls_certfile."
+    )
+    max_connections: int = Field(
+        default=32,
+        ge=1,
+        le=1000,
+        description=(
+            "Most HTTP connections served at once (one thread and one descriptor each). "
+            "When all are taken, the one idle longest (connected, no complete request yet) "
+            "is closed for the newcomer; a connection that finds every slot busy with a "
+            "request is closed at once. Counted in driftwatch_http_connections_closed_total. "
+            "Prometheus and the probes need a few."
+        ),
+    )
+    request_timeout_seconds: float = Field(
+        default=10.0,
+        ge=0.1,
+        le=300,
+        description=(
+            "Longest a connection may take from accept to the end of its response (TLS "
+            "handshake, request, answer); it is then closed. Bounds what a slow or idle "
+            "client holds. At least Prometheus' scrape_timeout (10 s by default)."
+        ),
     )
 
     @model_validator(mode="after")
@@ -1307,6 +1505,17 @@ class MetricsSettings(_Section):
                 missing = first if getattr(self, first) is None else second
                 other = second if missing == first else first
                 problems.append(_problem((missing,), f"required when {other} is set"))
+        password = self.basic_auth_password
+        if password is not None and not password.get_secret_value():
+            problems.append(_problem(
+                ("basic_auth_password",),
+                "must not be empty (an empty password would leave /metrics open)",
+            ))
+        for key in ("tls_certfile", "tls_keyfile"):
+            path = getattr(self, key)
+            problem = None if path is None else _file_problem(path)
+            if problem is not None:
+                problems.append(_problem((key,), problem, str(path)))
         _raise(type(self).__name__, problems)
         return self
 
@@ -1419,10 +1628,44 @@ class Settings(BaseSettings):
         # Environment above the file, so a deployment overrides one value of a shared file.
         return init_settings, env_settings, _FileSource(settings_cls)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_environment_sections(cls, data: Any) -> Any:
+        """Refuse ``DRIFTWATCH_<SECTION>__...`` variables whose section does not exist.
+
+        pydantic-settings ignores them, so ``DRIFTWATCH_METRIC__PORT=9200`` (a typo) would
+        leave the port at its default without a word. Only names with the ``__`` separator
+        are settings: ``DRIFTWATCH_CONFIG`` (the file) and other single-word names
+        (``DRIFTWATCH_REQUIRE_TOOLS``, used by the test suite) are not this model's.
+        """
+        problems: list[InitErrorDetails] = []
+        sections = list(cls.model_fields)
+        for name in sorted(os.environ):
+            if not name.upper().startswith(ENV_PREFIX):
+                continue
+            section, separator, _ = name[len(ENV_PREFIX):].partition(ENV_NESTED_DELIMITER)
+            if not separator or section.lower() in sections:
+                continue
+            close = difflib.get_close_matches(section.lower(), sections, n=1)
+            hint = f"; did you mean {close[0]}?" if close else f"; sections: {', '.join(sections)}"
+            problems.append(_problem(
+                (), f"environment variable {name}: unknown settings section "
+                f"{section.lower()!r}{hint}",
+            ))
+        _raise(cls.__name__, problems)
+        return data
+
     @model_validator(mode="after")
     def _across_sections(self) -> Settings:
         problems: list[InitErrorDetails] = []
         models = self.monitoring.models
+        for model in models:
+            problem = model_id_problem(model, self.events.max_model_id_length)
+            if problem is not None:
+                problems.append(_problem(
+                    ("monitoring", "models", model),
+                    f"never applies: not a valid model id ({problem}; events.max_model_id_length)",
+                ))
         if len(models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),
@@ -1525,9 +1768,14 @@ def read_settings_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def load_settings(path: str | Path | None = None) -> Settings:
+def load_settings(path: str | Path | None = None, *, check_files: bool = True) -> Settings:
     """Settings from the YAML file at ``path`` (None: the file named by ``DRIFTWATCH_CONFIG``,
     or no file), overridden by ``DRIFTWATCH_*`` environment variables.
+
+    With ``check_files`` (the default), every file the settings name (TLS certificates,
+    keys, CA bundles, ``kafka.client_options.ssl_crlfile``) must be readable now, so a
+    missing one is reported at its key instead of as endless connection retries; False
+    validates a file meant for another machine (``config validate --no-file-checks``).
 
     Raises :class:`SettingsFileError`, pydantic's ``ValidationError``, or pydantic-settings'
     ``SettingsError`` (an environment variable that is not valid JSON where JSON is needed);
@@ -1537,9 +1785,11 @@ def load_settings(path: str | Path | None = None) -> Settings:
         path = os.environ.get(CONFIG_ENV) or None
     data = read_settings_file(path) if path is not None else {}
     token = _FILE_DATA.set(data)
+    files_token = _CHECK_FILES.set(check_files)
     try:
         return Settings()
     finally:
+        _CHECK_FILES.reset(files_token)
         _FILE_DATA.reset(token)
 
 

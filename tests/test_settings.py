@@ -576,7 +576,7 @@ SECRETS = {
 def test_secrets_masked_in_repr_and_str(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
-    settings = load_settings(None)
+    settings = load_settings(None, check_files=False)  # SECRETS name files that do not exist
     for text in (
         repr(settings),
         str(settings),
@@ -617,7 +617,7 @@ def test_consumer_config_reveals_secrets_and_passes_sasl_and_tls(
         "DRIFTWATCH_KAFKA__CLIENT_OPTIONS",
         '{"ssl_check_hostname": false, "fetch_max_wait_ms": 100}',
     )
-    config = load_settings(None).kafka.consumer_config()
+    config = load_settings(None, check_files=False).kafka.consumer_config()
     assert config["security_protocol"] == "SASL_SSL"
     assert config["sasl_mechanism"] == "PLAIN"
     assert config["sasl_plain_username"] == "agent"
@@ -658,16 +658,18 @@ def kafka_python() -> Any:
     return kafka
 
 
-def test_consumer_config_keys_are_kafka_python_options() -> None:
+def test_consumer_config_keys_are_kafka_python_options(tmp_path: Path) -> None:
     kafka = kafka_python()
+    for name in ("ca.pem", "c.pem", "k.pem"):
+        (tmp_path / name).write_text("PEM\n")
     settings = KafkaSettings(
         security_protocol="SASL_SSL",
         sasl_mechanism="SCRAM-SHA-256",
         sasl_plain_username="u",
         sasl_plain_password="p",  # type: ignore[arg-type]
-        ssl_cafile=Path("/ca.pem"),
-        ssl_certfile=Path("/c.pem"),
-        ssl_keyfile=Path("/k.pem"),
+        ssl_cafile=tmp_path / "ca.pem",
+        ssl_certfile=tmp_path / "c.pem",
+        ssl_keyfile=tmp_path / "k.pem",
         ssl_password="k",  # type: ignore[arg-type]
     )
     assert set(settings.consumer_config()) <= set(kafka.KafkaConsumer.DEFAULT_CONFIG)
@@ -790,7 +792,8 @@ def test_docstring_example_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     doc = driftwatch.settings.__doc__ or ""
     example = textwrap.dedent(doc.split("Example file (every key is optional)::", 1)[1])
     monkeypatch.setenv("DRIFTWATCH_KAFKA__SASL_PLAIN_PASSWORD", "from-the-environment")
-    settings = load_settings(write(tmp_path, example))
+    # The example's CA file is a path on the agent's machine, not this one.
+    settings = load_settings(write(tmp_path, example), check_files=False)
     assert settings.kafka.sasl_mechanism == "SCRAM-SHA-512"
     assert settings.monitoring.monitor_config("fraud-v2").window_size == 5000
     assert settings.monitoring.monitor_config("fraud-v2").watches == (
