@@ -288,14 +288,16 @@ class Agent:
             backoff_max_s=kafka.reconnect_backoff_max_seconds,
         )
         basic_auth = None
-        if metrics.basic_auth_username and metrics.basic_auth_password:
+        if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
             basic_auth = (metrics.basic_auth_username,
                           metrics.basic_auth_password.get_secret_value())
         tls = (metrics.tls_certfile, metrics.tls_keyfile) if metrics.tls_certfile and \
             metrics.tls_keyfile else None
         self.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
                                             ready=lambda: self._snapshot.ready,
-                                            basic_auth=basic_auth, tls=tls)
+                                            basic_auth=basic_auth, tls=tls,
+                                            max_connections=metrics.max_connections,
+                                            request_timeout=metrics.request_timeout_seconds)
         resources.enter_context(self.metrics_server)
         log.info("metrics at %s", self.metrics_server.url)
         return resources.enter_context(self.source)

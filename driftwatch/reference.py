@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from driftwatch.io.exporter import AgentSnapshot, SnapshotCollector
+from driftwatch.io.exporter import AgentSnapshot, HttpCollector, SnapshotCollector
 from driftwatch.settings import Settings, env_name
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -119,7 +119,7 @@ def metrics_reference() -> str:
         "| metric | type | labels | help |",
         "|---|---|---|---|",
     ]
-    for family in collector.describe():
+    for family in (*collector.describe(), *HttpCollector().describe()):
         name = family.name + {"counter": "_total", "info": "_info"}.get(family.type, "")
         labels = getattr(family, "_labelnames", ())
         lines.append(f"| `{name}` | {family.type} | {', '.join(labels) or '–'} | "

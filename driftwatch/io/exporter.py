@@ -28,6 +28,9 @@ Metrics (label sets in braces)::
     driftwatch_ready                                            gauge   1 ready, 0 not
     driftwatch_start_time_seconds                               gauge   Unix time
     driftwatch_build_info{version}                              gauge   always 1
+    driftwatch_scrape_dropped_series_total                      counter series left out
+    driftwatch_http_connections                                 gauge   open connections
+    driftwatch_http_connections_closed_total{reason}            counter evicted|refused|timeout
 
 Two choices shape the alert rules and dashboards:
 
@@ -60,15 +63,25 @@ every model: ``driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_
 The rules then need no per-model constants, and a threshold changes with the settings file,
 not with the rules.
 
+One series never fails a scrape: a sample whose labels cannot be encoded (a model id holding
+a lone surrogate, from an old checkpoint: the decoder refuses such ids now) or whose building
+raises is left out with the rest of its model's series, counted in
+``driftwatch_scrape_dropped_series_total`` and logged once per model; everything else is
+served with status 200. Only a failure of the snapshot itself answers 500.
+
 The HTTP side, :class:`MetricsServer`, serves ``/metrics`` (content negotiation between the
-Prometheus text format and OpenMetrics, gzip when asked, ``name[]`` filtering), ``/healthz`` and
-``/readyz``, optionally behind basic auth and TLS.
+Prometheus text format and OpenMetrics, gzip when asked, ``name[]`` filtering), ``/healthz``,
+``/readyz`` and a landing page at ``/``, for GET and HEAD, optionally behind basic auth and
+TLS. It holds at most ``max_connections`` connections and each for at most
+``request_timeout`` seconds, so no client, however slow or numerous, can exhaust the agent's
+threads or file descriptors (see :class:`MetricsServer`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import gzip
 import hashlib
 import hmac
@@ -78,6 +91,7 @@ import socket
 import socketserver
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -106,6 +120,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DETECTOR_STATE_CODES",
     "AgentSnapshot",
+    "HttpCollector",
     "MetricsServer",
     "SnapshotCollector",
 ]
@@ -278,63 +293,137 @@ class _Families:
             "driftwatch_build",
             "driftwatch version; the value is always 1.",
         )
+        self.dropped = CounterMetricFamily(
+            "driftwatch_scrape_dropped_series",
+            "Series left out of scrapes because they could not be encoded (e.g. a model id "
+            "that is not valid UTF-8) or built; the rest of each scrape is served.",
+        )
+        self.dropped_now = 0
+        """Series left out of this scrape (the collector adds them to its running total)."""
+        self.dropped_models: list[str] = []
+        self._known_labels: set[str] = set()
 
     def all(self) -> list[Metric]:
         return [
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
             self.window, self.detector_state, self.alarms, self.last_event, self.last_alarm,
             self.last_processed, self.auc_floor, self.auc_max_drop, self.no_events_seconds,
-            self.batch_labels, self.lag, self.ready, self.start_time, self.build,
+            self.batch_labels, self.lag, self.ready, self.start_time, self.build, self.dropped,
         ]
 
     def fill(self, agent: AgentSnapshot,
              thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
         for snap in agent.monitors:
-            self._fill_monitor(snap)
-            last = agent.last_processed.get(snap.model)
-            if last is not None:
-                self.last_processed.add_metric([snap.model], last)
-            if thresholds is not None:
-                self._fill_thresholds(snap.model, thresholds(snap.model))
-        for reason, count in sorted(agent.rejected.items()):
-            self.rejected.add_metric([reason], count)
-        for (topic, partition), lag in sorted(agent.consumer_lag.items()):
-            self.lag.add_metric([topic, str(partition)], lag)
+            alert = thresholds(snap.model) if thresholds is not None else None
+            samples = self._model_samples(snap, agent.last_processed.get(snap.model), alert)
+            self._add_all(samples, snap.model)
+        self._add_all(
+            ((self.rejected, (reason,), count) for reason, count in sorted(agent.rejected.items())),
+            None,
+        )
+        self._add_all(
+            ((self.lag, (topic, str(partition)), lag)
+             for (topic, partition), lag in sorted(agent.consumer_lag.items())),
+            None,
+        )
         self.ready.add_metric([], 1.0 if agent.ready else 0.0)
         self.start_time.add_metric([], agent.started_time)
         self.build.add_metric([], {"version": __version__})
 
-    def _fill_monitor(self, snap: Snapshot) -> None:
+    def _add_all(self, samples: Iterable[_Sample], model: str | None) -> None:
+        """Add ``samples``: each one whose labels or value cannot be encoded is counted and
+        left out, and when ``model`` is given, one bad sample (or an error while building
+        them) leaves out all of that model's series: a model is shown whole or not at all."""
+        built: list[_Sample] = []
+        try:
+            built.extend(samples)
+        except Exception:
+            if model is None:
+                raise
+            self._drop_model(model, len(built) + 1)  # the rest is unknown: at least one more
+            return
+        good = [sample for sample in built if _encodable(sample, self._known_labels)]
+        if len(good) < len(built) and model is not None:
+            self._drop_model(model, len(built))
+            return
+        self.dropped_now += len(built) - len(good)
+        for family, labels, value in good:
+            family.add_metric(list(labels), value)
+
+    def _drop_model(self, model: str, series: int) -> None:
+        self.dropped_now += series
+        self.dropped_models.append(model)
+
+    def _monitor_samples(self, snap: Snapshot) -> Iterator[_Sample]:
         model = snap.model
-        self.processed.add_metric([model], snap.events)
-        _add_defined(self.measure, model, snap.values)
-        _add_defined(self.normalized, model, snap.normalized)
-        _add_defined(self.threshold, model, snap.thresholds)
-        self.window.add_metric([model, "positive"], snap.positives)
-        self.window.add_metric([model, "negative"], snap.negatives)
+        yield self.processed, (model,), snap.events
+        yield from _defined(self.measure, model, snap.values)
+        yield from _defined(self.normalized, model, snap.normalized)
+        yield from _defined(self.threshold, model, snap.thresholds)
+        yield self.window, (model, "positive"), snap.positives
+        yield self.window, (model, "negative"), snap.negatives
         for (measure, detector), state in sorted(snap.detector_states.items()):
             code = DETECTOR_STATE_CODES.get(state)
             if code is None:  # not a state the core produces; never guess a severity
                 continue
-            self.detector_state.add_metric([model, measure, detector], code)
+            yield self.detector_state, (model, measure, detector), code
         for (measure, detector, level), count in _alarm_counts(snap):
-            self.alarms.add_metric([model, measure, detector, level], count)
+            yield self.alarms, (model, measure, detector, level), count
         if snap.last_event_time is not None:
-            self.last_event.add_metric([model], snap.last_event_time)
+            yield self.last_event, (model,), snap.last_event_time
         if snap.last_alarm_time is not None:
-            self.last_alarm.add_metric([model], snap.last_alarm_time)
-
-    def _fill_thresholds(self, model: str, alert: AlertThresholds) -> None:
-        self.auc_floor.add_metric([model], alert.auc_floor)
-        self.auc_max_drop.add_metric([model], alert.auc_max_drop)
-        self.no_events_seconds.add_metric([model], alert.no_events_seconds)
-        self.batch_labels.add_metric([model], 1.0 if alert.batch_labels else 0.0)
+            yield self.last_alarm, (model,), snap.last_alarm_time
 
 
-def _add_defined(family: GaugeMetricFamily, model: str, values: Mapping[str, float]) -> None:
+    def _model_samples(self, snap: Snapshot, last_processed: float | None,
+                       alert: AlertThresholds | None) -> Iterator[_Sample]:
+        """Every series of one model: the monitor's, when it last processed an event, and
+        its alert thresholds (when the collector has them)."""
+        yield from self._monitor_samples(snap)
+        model = snap.model
+        if last_processed is not None:
+            yield self.last_processed, (model,), last_processed
+        if alert is not None:
+            yield self.auc_floor, (model,), alert.auc_floor
+            yield self.auc_max_drop, (model,), alert.auc_max_drop
+            yield self.no_events_seconds, (model,), alert.no_events_seconds
+            yield self.batch_labels, (model,), 1.0 if alert.batch_labels else 0.0
+
+
+_Sample = tuple[CounterMetricFamily | GaugeMetricFamily, tuple[str, ...], float]
+"""One sample before it is added: its family, label values and value."""
+
+
+def _encodable(sample: _Sample, known: set[str]) -> bool:
+    """Whether the exposition can write ``sample``: label values that are strings encodable
+    as UTF-8 (a lone surrogate is not) and a value that is a real number. ``known`` holds
+    label values already found encodable in this scrape (they repeat: measure and detector
+    names), so each distinct one is encoded once."""
+    _, labels, value = sample
+    for label in labels:
+        if label in known:
+            continue
+        if type(label) is not str:
+            return False
+        try:
+            label.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        known.add(label)
+    if type(value) in (float, int):
+        return True
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _defined(family: GaugeMetricFamily, model: str, values: Mapping[str, float]
+             ) -> Iterator[_Sample]:
     for measure, value in sorted(values.items()):
         if value == value:  # NaN is the only value unequal to itself: undefined, omitted
-            family.add_metric([model, measure], value)
+            yield family, (model, measure), value
 
 
 def _alarm_counts(snap: Snapshot) -> Iterable[tuple[tuple[str, str, str], int]]:
@@ -349,14 +438,20 @@ def _alarm_counts(snap: Snapshot) -> Iterable[tuple[tuple[str, str, str], int]]:
     return sorted(counts.items())
 
 
+_MAX_LOGGED_MODELS = 100
+"""Model ids whose dropped series are logged (once each); further ones are only counted."""
+
+
 class SnapshotCollector(Collector):
     """A Prometheus collector that renders the latest :class:`AgentSnapshot` at each scrape.
 
     ``source`` is called once per scrape, on the HTTP server's thread: it must be cheap and
     thread-safe, typically returning an attribute the agent's loop replaces. Every family is
-    built fresh from that one value (no state is kept between scrapes), so the per-event cost
-    is zero and the scrape cost is O(models × measures). If ``source`` raises, the scrape fails
-    (HTTP 500, Prometheus sets ``up`` to 0) rather than showing partial data.
+    built fresh from that one value (the only state kept between scrapes is the count of
+    dropped series), so the per-event cost is zero and the scrape cost is O(models ×
+    measures). If ``source`` raises, the scrape fails (HTTP 500, Prometheus sets ``up`` to 0)
+    rather than showing partial data; a model whose series cannot be encoded is left out and
+    counted instead (``driftwatch_scrape_dropped_series_total``, see the module docstring).
 
     ``thresholds``, when given, maps a model id to its alert thresholds (the settings'
     ``alerts.thresholds``); they are exported for every model the snapshot holds, with the
@@ -377,10 +472,25 @@ class SnapshotCollector(Collector):
                  thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
         self.source = source
         self.thresholds = thresholds
+        self._lock = threading.Lock()
+        self._dropped = 0
+        self._logged_models: set[str] = set()
 
     def collect(self) -> Iterator[Metric]:
         families = _Families()
         families.fill(self.source(), self.thresholds)
+        with self._lock:  # scrapes run on concurrent server threads
+            self._dropped += families.dropped_now
+            dropped = self._dropped
+            new = [m for m in families.dropped_models if m not in self._logged_models]
+            if len(self._logged_models) < _MAX_LOGGED_MODELS:
+                self._logged_models.update(new)
+            else:
+                new = []
+        for model in new:
+            logger.warning("model %s: its series cannot be exported (left out of every scrape, "
+                           "counted in driftwatch_scrape_dropped_series_total)", ascii(model))
+        families.dropped.add_metric([], dropped)
         return iter(families.all())
 
     def describe(self) -> Iterator[Metric]:
@@ -391,12 +501,21 @@ class SnapshotCollector(Collector):
 # HTTP
 
 
-HANDSHAKE_TIMEOUT = 10.0
-"""Seconds a client gets to finish the TLS handshake and then to send each request.
+REQUEST_TIMEOUT = 10.0
+"""Default seconds a connection may last, from accept to the end of its response (TLS
+handshake, request, answer); setting ``metrics.request_timeout_seconds``.
 
 A scrape is a few kB over a live connection; ten seconds is far above any healthy client and
 keeps a stalled or hostile client from holding a server thread indefinitely.
 """
+
+MAX_CONNECTIONS = 32
+"""Default most connections served at once; setting ``metrics.max_connections``. Prometheus
+(one or two servers) and the kubelet's probes need a handful."""
+
+EVICTION_WAIT = 1.0
+"""Seconds the accept loop waits for an evicted idle connection's thread to let go of its
+slot (it normally takes about a millisecond) before refusing the newcomer instead."""
 
 POLL_INTERVAL = 0.1
 """Seconds between the accept loop's checks for :meth:`MetricsServer.stop`; bounds stop().
@@ -406,15 +525,68 @@ agent's work; in exchange the agent's shutdown on SIGTERM waits at most 0.1 s fo
 """
 
 
+@dataclass(eq=False)
+class _Connection:
+    """One accepted connection, as the server's bookkeeping sees it."""
+
+    sock: socket.socket  # the TLS socket once wrapped: the one whose descriptor is live
+    deadline: float  # time.monotonic() by which it must be done
+    busy: bool = False  # a complete request has been read and is being answered
+    closing: bool = False  # shut down by the server (evicted or timed out)
+
+
+_CLOSE_REASONS = ("evicted", "refused", "timeout")
+"""Why the server closed a connection before its response: ``evicted``, idle (no complete
+request yet) when every slot was taken and a newcomer arrived; ``refused``, a newcomer that
+found every slot busy answering a request; ``timeout``, past ``request_timeout``."""
+
+
+@dataclass
+class _Stats:
+    """Connection counts for :class:`HttpCollector`; written under the server's lock."""
+
+    open: int = 0
+    closed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_CLOSE_REASONS, 0))
+
+
+def _shutdown(sock: socket.socket) -> None:
+    """Shut ``sock`` down for both directions, waking the thread blocked on it.
+
+    ``socket.socket``'s shutdown, on the descriptor, also for a TLS socket: the TLS layer's
+    own would tear its state down under the connection's thread. An error means the socket
+    is already closed by its thread (or never fully connected): nothing left to do.
+    """
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
 class _Server(ThreadingHTTPServer):
-    """One thread per connection, TLS handshake on that thread, quiet on client errors."""
+    """One thread per connection, TLS handshake on that thread, quiet on client errors, and
+    at most ``max_connections`` connections, each for at most ``request_timeout`` seconds.
+
+    The bound is enforced in the accept loop (:meth:`process_request`), before a thread is
+    started: at the limit, the connection idle longest is shut down for the newcomer (or the
+    newcomer is closed at once when every connection is answering a request). The deadline is
+    enforced by :meth:`service_actions`, which ``serve_forever`` calls every
+    :data:`POLL_INTERVAL`: a client trickling one byte a second gets no more time than a
+    silent one. A shut-down socket wakes its thread, which closes it and frees the slot.
+    """
 
     daemon_threads = True  # a stuck client never keeps the process alive at exit
+    block_on_close = False  # stop() never waits for clients; they are shut down instead
+    # The kernel's queue of connections not yet accepted (socketserver's default is 5): a
+    # burst of clients waits there, costing the process nothing, instead of retrying SYNs.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], family: socket.AddressFamily,
                  app: _App) -> None:
         self.address_family = family
         self.app = app
+        self.stats = _Stats()
+        self._connections: dict[int, _Connection] = {}  # in accept order
+        self._lock = threading.Lock()
+        self._slot_freed = threading.Condition(self._lock)
+        self._local = threading.local()
         super().__init__(address, _Handler)
 
     def server_bind(self) -> None:
@@ -425,19 +597,102 @@ class _Server(ThreadingHTTPServer):
         self.server_name = str(host)
         self.server_port = int(port)
 
+    # -- the bound, in the accept loop
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        connection = self._admit(request)
+        if connection is None:
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)  # starts the thread
+        except BaseException:
+            self._release(request)
+            raise
+
+    def _admit(self, request: socket.socket) -> _Connection | None:
+        limit = self.app.max_connections
+        with self._lock:
+            if len(self._connections) >= limit:
+                idle = next((c for c in self._connections.values()
+                             if not c.busy and not c.closing), None)
+                if idle is not None:
+                    self._close(idle, "evicted")
+                    self._slot_freed.wait_for(lambda: len(self._connections) < limit,
+                                              EVICTION_WAIT)
+                if len(self._connections) >= limit:
+                    self.stats.closed["refused"] += 1
+                    return None
+            connection = _Connection(request, time.monotonic() + self.app.request_timeout)
+            self._connections[id(request)] = connection
+            self.stats.open = len(self._connections)
+            return connection
+
+    def _close(self, connection: _Connection, reason: str) -> None:
+        """Shut ``connection`` down (its thread then closes it); the lock is held."""
+        connection.closing = True
+        self.stats.closed[reason] += 1
+        _shutdown(connection.sock)
+
+    def _release(self, request: socket.socket) -> None:
+        with self._lock:
+            self._connections.pop(id(request), None)
+            self.stats.open = len(self._connections)
+            self._slot_freed.notify_all()
+
+    def service_actions(self) -> None:
+        """Called by ``serve_forever`` every :data:`POLL_INTERVAL`: enforce the deadlines."""
+        now = time.monotonic()
+        with self._lock:
+            for connection in self._connections.values():
+                if not connection.closing and now > connection.deadline:
+                    self._close(connection, "timeout")
+
+    def close_connections(self) -> None:
+        """Shut every open connection down (on stop); not counted as closed early."""
+        with self._lock:
+            for connection in self._connections.values():
+                connection.closing = True
+                _shutdown(connection.sock)
+
+    # -- on the connection's thread
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(request)
+
     def finish_request(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            connection = self._connections.get(id(request))
+        self._local.connection = connection
+        request.settimeout(self.app.request_timeout)
         context = self.app.ssl_context
         if context is None:
             super().finish_request(request, client_address)
             return
         # The handshake runs here, on the connection's own thread, not in the accept loop,
-        # where one slow client would block every other scrape and probe.
-        request.settimeout(HANDSHAKE_TIMEOUT)
-        tls = context.wrap_socket(request, server_side=True)
+        # where one slow client would block every other scrape and probe. Wrapping moves the
+        # descriptor to the TLS socket: that is the one to shut down from now on, so it is
+        # recorded before the handshake, which may stall.
+        tls = context.wrap_socket(request, server_side=True, do_handshake_on_connect=False)
+        if connection is not None:
+            with self._lock:
+                connection.sock = tls
+                if connection.closing:  # shut down while the descriptor was moving
+                    _shutdown(tls)
         try:
+            tls.do_handshake()
             super().finish_request(tls, client_address)
         finally:
             self.shutdown_request(tls)
+
+    def mark_busy(self) -> None:
+        """The current thread's connection has a complete request: no longer evictable."""
+        connection: _Connection | None = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.busy = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients that hang up, time out, or speak plain HTTP to the TLS port are their own
@@ -454,18 +709,43 @@ class _App:
     credentials: tuple[bytes, bytes] | None  # SHA-256 of the user and of the password
     ssl_context: ssl.SSLContext | None
     collect_failing: threading.Event
+    max_connections: int = MAX_CONNECTIONS
+    request_timeout: float = REQUEST_TIMEOUT
 
 
 _TEXT = (("Content-Type", "text/plain; charset=utf-8"),)
 
+_LANDING_PAGE = b"""<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>driftwatch</title></head>
+<body>
+<h1>driftwatch</h1>
+<p>Watches deployed binary classifiers: windowed AUC, class-ratio-normalized measures and
+drift alarms.</p>
+<ul>
+<li><a href="metrics">metrics</a>: Prometheus metrics</li>
+<li><a href="healthz">healthz</a>: liveness</li>
+<li><a href="readyz">readyz</a>: readiness</li>
+</ul>
+</body>
+</html>
+"""
+"""``/``: links to the endpoints, as exporters usually serve (relative links, so they also
+work behind a reverse proxy's path prefix). Nothing on it needs protecting."""
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
-    timeout = HANDSHAKE_TIMEOUT
     server_version = f"driftwatch/{__version__}"
 
     def version_string(self) -> str:
         return self.server_version  # not the Python version: nothing for a scanner to match
+
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        if parsed:
+            self.server.mark_busy()
+        return parsed
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
@@ -478,8 +758,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self._reply(200, b"ready")
             else:
                 self._reply(503, b"not ready")
+        elif url.path == "/":
+            self._reply(200, _LANDING_PAGE, (("Content-Type", "text/html; charset=utf-8"),))
         else:
             self._reply(404, b"not found")
+
+    def do_HEAD(self) -> None:
+        """As GET, status and headers (Content-Length included), without the body: uptime
+        probes use HEAD. :meth:`_reply` leaves the body out."""
+        self.do_GET()
 
     def _ready(self) -> bool:
         try:
@@ -540,10 +827,50 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("metrics server: %s - " + format, self.address_string(), *args)
+
+
+class HttpCollector(Collector):
+    """The metrics server's own series: open connections and those it closed early.
+
+    ``driftwatch_http_connections_closed_total{reason}`` counts connections the server shut
+    before their response: ``evicted`` (idle when the limit was reached and a newcomer
+    arrived), ``refused`` (a newcomer finding every slot busy with a request) and ``timeout``
+    (past the request timeout). A rising ``evicted`` or ``refused`` means clients are
+    crowding the endpoint; a rising ``timeout`` means slow or stalled clients.
+    """
+
+    def __init__(self, stats: _Stats | None = None) -> None:
+        self.stats = _Stats() if stats is None else stats
+
+    def _families(self) -> tuple[GaugeMetricFamily, CounterMetricFamily]:
+        return (
+            GaugeMetricFamily(
+                "driftwatch_http_connections",
+                "Connections the metrics server holds open now (at most "
+                "metrics.max_connections).",
+            ),
+            CounterMetricFamily(
+                "driftwatch_http_connections_closed",
+                "Connections the metrics server closed before answering: evicted (idle, "
+                "at the connection limit), refused (every slot busy), timeout.",
+                labels=("reason",),
+            ),
+        )
+
+    def collect(self) -> Iterator[Metric]:
+        connections, closed = self._families()
+        connections.add_metric([], self.stats.open)
+        for reason in _CLOSE_REASONS:
+            closed.add_metric([reason], self.stats.closed[reason])
+        return iter((connections, closed))
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(self._families())
 
 
 def _digest(value: bytes) -> bytes:
@@ -563,9 +890,20 @@ class MetricsServer:
         Behind basic auth when ``basic_auth`` is given: 401 with ``WWW-Authenticate`` otherwise.
         ``/healthz``: 200 ``ok`` while the process serves at all (liveness).
         ``/readyz``: 200 when ``ready()`` is true, else 503 (readiness; a ``ready`` that raises
-        counts as not ready). The probes stay open under basic auth: Kubernetes probes cannot
-        carry secrets without writing them into the pod spec, and they reveal nothing but
-        up/ready. Any other path: 404.
+        counts as not ready). ``/``: a small HTML page linking the three. The probes and the
+        page stay open under basic auth: Kubernetes probes cannot carry secrets without
+        writing them into the pod spec, and they reveal nothing but up/ready. Any other path:
+        404. HEAD is answered on every path as GET is, without the body.
+
+    Bounds: at most ``max_connections`` connections at once (each holds a thread and a
+    descriptor) and each for at most ``request_timeout`` seconds from accept to the end of
+    its response. At the limit the connection idle longest (connected, no complete request
+    yet) is shut down for the newcomer, so a crowd of idle or trickling clients cannot lock
+    Prometheus out; when every slot is answering a request the newcomer is closed unanswered.
+    Descriptors and threads held by the server therefore never exceed ``max_connections``
+    (plus the listening socket and its thread), whatever the clients do. Open connections and
+    early closes are exported by an :class:`HttpCollector` the server registers in
+    ``registry`` while it runs.
 
     Lifecycle: :meth:`start` binds and starts serving (or raises ``OSError`` naming host:port,
     with no chained traceback, when the address is taken or the TLS files cannot be loaded);
@@ -579,8 +917,11 @@ class MetricsServer:
         host: address to bind, e.g. ``"0.0.0.0"``, ``"::"`` or ``"127.0.0.1"``.
         port: TCP port; 0 picks a free one, see :attr:`port`.
         ready: readiness predicate, called on each ``/readyz`` from a server thread.
-        basic_auth: ``(user, password)`` required for ``/metrics``, or None.
+        basic_auth: ``(user, password)`` required for ``/metrics``, or None; neither may be
+            empty (configured auth is enforced auth).
         tls: ``(certfile, keyfile)`` PEM files to serve HTTPS (TLS 1.2 or newer), or None.
+        max_connections: connections served at once (≥ 1).
+        request_timeout: seconds a connection may last (> 0).
     """
 
     def __init__(
@@ -591,11 +932,22 @@ class MetricsServer:
         ready: Callable[[], bool],
         basic_auth: tuple[str, str] | None = None,
         tls: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        request_timeout: float = REQUEST_TIMEOUT,
     ) -> None:
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an integer in 0..65535, got {port!r}")
         if basic_auth is not None and not basic_auth[0]:
             raise ValueError("basic_auth: the user name must not be empty")
+        if basic_auth is not None and not basic_auth[1]:
+            raise ValueError("basic_auth: the password must not be empty")
+        if not isinstance(max_connections, int) or max_connections < 1:
+            raise ValueError(f"max_connections must be a positive integer, got "
+                             f"{max_connections!r}")
+        if not request_timeout > 0:
+            raise ValueError(f"request_timeout must be positive, got {request_timeout!r}")
+        self.max_connections = max_connections
+        self.request_timeout = request_timeout
         self.registry = registry
         self.host = host
         self.requested_port = port
@@ -603,6 +955,7 @@ class MetricsServer:
         self.basic_auth = basic_auth
         self.tls = tls
         self._server: _Server | None = None
+        self._collector: HttpCollector | None = None
         self._thread: threading.Thread | None = None
         self._stopped = False
 
@@ -616,7 +969,8 @@ class MetricsServer:
         if self.basic_auth is not None:
             user, password = self.basic_auth
             credentials = (_digest(user.encode()), _digest(password.encode()))
-        app = _App(self.registry, self.ready, credentials, context, threading.Event())
+        app = _App(self.registry, self.ready, credentials, context, threading.Event(),
+                   self.max_connections, self.request_timeout)
         try:
             infos = socket.getaddrinfo(self.host, self.requested_port, type=socket.SOCK_STREAM,
                                        flags=socket.AI_PASSIVE)
@@ -627,6 +981,8 @@ class MetricsServer:
             raise OSError(error.errno, f"metrics server cannot listen on {where}: {reason}") \
                 from None
         self._server = server
+        self._collector = HttpCollector(server.stats)
+        self.registry.register(self._collector)
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL},
             name=f"driftwatch-metrics-{self.port}", daemon=True,
@@ -659,7 +1015,11 @@ class MetricsServer:
         if thread.is_alive():
             server.shutdown()  # returns once serve_forever notices, within POLL_INTERVAL
         server.server_close()
+        server.close_connections()
         thread.join(timeout)
+        if self._collector is not None:
+            self.registry.unregister(self._collector)
+            self._collector = None
 
     @property
     def port(self) -> int:

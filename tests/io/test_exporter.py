@@ -110,6 +110,7 @@ EXPECTED_FAMILIES = {
     "driftwatch_ready": ("gauge", set()),
     "driftwatch_start_time_seconds": ("gauge", set()),
     "driftwatch_build_info": ("gauge", {"version"}),
+    "driftwatch_scrape_dropped_series_total": ("counter", set()),
 }
 
 
@@ -376,6 +377,7 @@ def test_collector_reads_one_snapshot_while_another_thread_swaps_them() -> None:
                         "driftwatch_build_info",
                         "driftwatch_ready",
                         "driftwatch_detector_state",
+                        "driftwatch_scrape_dropped_series",
                     ):
                         continue
                     numbers.update(
@@ -491,8 +493,8 @@ def test_healthz_readyz_and_404(server: MetricsServer, agent: Agent) -> None:
     assert get(base(server) + "/readyz").status == 503
     agent.is_ready = True
     assert get(base(server) + "/readyz").status == 200
-    assert get(base(server) + "/").status == 404
     assert get(base(server) + "/metricsx").status == 404
+    assert get(base(server) + "/metrics/x").status == 404
 
 
 def test_readiness_check_that_raises_means_not_ready(agent: Agent) -> None:
