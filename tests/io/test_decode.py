@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 from driftwatch.core.events import Event
 from driftwatch.io import decode as decode_module
 from driftwatch.io.decode import (
+    MAX_DETAIL_CHARS,
     MAX_MODEL_ID_LENGTH,
     REJECTION_REASONS,
     Decoded,
     EventFormat,
     Rejected,
     decode,
+    model_id_problem,
 )
 
 FMT = EventFormat()
@@ -192,6 +194,174 @@ def test_detail_is_bounded() -> None:
     assert len(result.detail) < 200
 
 
+def safe_detail(detail: str) -> bool:
+    """What a log line or a dead-letter header can carry as is: short printable ASCII."""
+    return len(detail) <= MAX_DETAIL_CHARS and detail.isascii() and detail.isprintable()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b'{"label": "line1\\nFAKE LOG LINE\\u001b[31m", "score": 0}',  # newline, terminal escape
+        '{"label": "\u202eevil\u00e9", "score": 0}'.encode(),  # bidi override, non-ASCII
+        b'{"label": 1, "score": 0, "model": "\\ud800"}',  # a lone surrogate
+        b'{"label": 1, "score": 0, "model": "' + b"\xed\xa0\x80" + b'"}',  # its raw UTF-8 form
+        b'{"label": 1, "score": ' + b"[" * 900 + b"]" * 900 + b"}",  # nested, under the limit
+        b'{"label": 1, "score": {"' + b"k" * 5000 + b'": 1}}',
+        b'{"label": 1, "score": 1' + b"0" * 4000 + b"}",  # a 4001-digit integer
+    ],
+)
+def test_detail_is_escaped_and_bounded_whatever_the_content(value: bytes) -> None:
+    fmt = EventFormat(label_field="label\n\x1b" * 40, score_field="label")  # long, hostile names
+    for f in (FMT, fmt):
+        result = decode(value, None, f)
+        assert isinstance(result, Rejected), result
+        assert safe_detail(result.detail), result.detail
+
+
+@pytest.mark.parametrize("digits", [310, 400, 4300])
+def test_huge_integer_score_is_bad_score_not_an_exception(digits: int) -> None:
+    # The record of the crash loop: float() of it raises OverflowError.
+    value = b'{"model":"m","label":1,"score":1' + b"0" * (digits - 1) + b"}"
+    result = decode(value, None, FMT)
+    assert isinstance(result, Rejected) and result.reason == "bad_score"
+    assert f"about {digits} digits" in result.detail
+
+
+def test_integer_beyond_the_conversion_limit_is_not_json() -> None:
+    # json refuses integer literals of more than 4300 digits (CVE-2020-10735's limit).
+    assert reason(b'{"label":1,"score":1' + b"0" * 4400 + b"}") == "not_json"
+
+
+def test_huge_integers_elsewhere() -> None:
+    huge = b"1" + b"0" * 400
+    assert reason(b'{"label":' + huge + b',"score":1}') == "bad_label"
+    assert reason(b'{"label":1,"score":1,"ts":' + huge + b"}") == "bad_time"
+    assert reason(b'{"label":1,"score":1,"prediction":' + huge + b"}") == "bad_prediction"
+    assert reason(b'{"label":1,"score":1,"model":' + huge + b"}") == "bad_model"
+
+
+def test_deep_nesting_is_not_json_and_moderate_nesting_is_a_field_error() -> None:
+    assert reason(b'{"label": 1, "score": ' + b"[" * 100_000 + b"]" * 100_000 + b"}") \
+        == "not_json"
+    assert reason(b'{"label": 1, "score": ' + b"[" * 900 + b"]" * 900 + b"}") == "bad_score"
+    assert reason(b'{"label": 1, "score": 1, "model": ' + b'{"a":' * 900 + b"1" + b"}" * 900
+                  + b"}") == "bad_model"
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "\ud800",  # lone high surrogate
+        "ok\udfff",  # lone low surrogate
+        "a\nb",  # control characters
+        "tab\t",
+        "nul\x00",
+        "esc\x1b[0m",
+        "del\x7f",
+        "c1\x85",
+        "line\u2028sep",  # line and paragraph separators
+        "zero\u200bwidth",  # invisible format characters
+        "\u202eright-to-left",
+        "private\ue000",
+        "\ufeff",
+    ],
+)
+def test_model_ids_must_be_printable_text(model: str) -> None:
+    assert model_id_problem(model) is not None
+    value = json.dumps({"label": 1, "score": 0, "model": model}).encode()  # \\u escapes
+    result = decode(value, None, FMT)
+    assert isinstance(result, Rejected) and result.reason == "bad_model", result
+    assert safe_detail(result.detail)
+    if "\ud800" not in model and "\udfff" not in model:  # keys are real UTF-8: no surrogates
+        fmt = EventFormat(model_source="key")
+        assert reason(dumps({"label": 1, "score": 0}), key=model.encode(), fmt=fmt) \
+            == "bad_model"
+
+
+@pytest.mark.parametrize(
+    "model", ["churn", "fraud-v2.1/eu", "modèle", "模型", "a b", "🙂", "x" * 200]
+)
+def test_valid_model_ids(model: str) -> None:
+    assert model_id_problem(model) is None
+    assert decoded(dumps({"label": 1, "score": 0, "model": model})).model == model
+    # What passes can be a Prometheus label value and a checkpoint key: UTF-8 round trip.
+    assert model.encode("utf-8").decode("utf-8") == model
+
+
+def test_model_id_length_is_configurable() -> None:
+    fmt = EventFormat(max_model_id_length=5, model_constant="solo")
+    assert decoded(dumps({"label": 1, "score": 0, "model": "abcde"}), fmt=fmt).model == "abcde"
+    result = decode(dumps({"label": 1, "score": 0, "model": "abcdef"}), None, fmt)
+    assert isinstance(result, Rejected) and result.reason == "bad_model"
+    assert "6 characters, over 5" in result.detail
+    with pytest.raises(ValueError, match="model_constant"):
+        EventFormat(max_model_id_length=3)  # the default constant, "default", is 7 long
+    with pytest.raises(ValueError, match="model_constant"):
+        EventFormat(model_constant="a\nb")
+
+
+def test_an_unforeseen_exception_becomes_an_undecodable_rejection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(value: object, fmt: EventFormat) -> int | None:
+        raise RuntimeError("a bug\nwith a newline")
+
+    monkeypatch.setattr(decode_module, "_as_class", broken)
+    result = decode(dumps({"label": 1, "score": 0.5}), None, FMT)
+    assert isinstance(result, Rejected)
+    assert result.reason == "undecodable"
+    assert "RuntimeError" in result.detail and safe_detail(result.detail)
+    monkeypatch.setattr(decode_module, "_as_class", lambda value, fmt: (_ for _ in ()).throw(
+        RecursionError()))
+    result = decode(dumps({"label": 1, "score": 0.5}), None, FMT)
+    assert isinstance(result, Rejected) and result.reason == "undecodable"
+
+
+def test_the_agent_counts_undecodable_records(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    from driftwatch.agent import Agent
+    from driftwatch.io.kafka import Record
+    from driftwatch.settings import Settings
+
+    agent = Agent(Settings(checkpoint={"enabled": False}))
+    monkeypatch.setattr(decode_module, "_as_class", lambda value, fmt: 1 / 0)
+    agent.process(Record("events", 0, 7, None, dumps({"label": 1, "score": 0.5}), 0))
+    assert agent._rejected["undecodable"] == 1
+    assert agent._positions == {("events", 0): 8}  # skipped, not retried for ever
+
+
+STRING_FMT = EventFormat(numeric_string_scores=True)
+
+
+@pytest.mark.parametrize(
+    ("score", "value"),
+    [("0.83", 0.83), ("1", 1.0), ("-3", -3.0), ("+0.5", 0.5), (".5", 0.5), ("5.", 5.0),
+     ("8.3E-7", 8.3e-7), ("1e3", 1000.0), ("0.830000000000000000000000", 0.83),
+     ("00.25", 0.25), ("1e-400", 0.0)],
+)
+def test_numeric_string_scores_when_enabled(score: str, value: float) -> None:
+    record = dumps({"label": 1, "score": score})
+    assert decoded(record, fmt=STRING_FMT).event.y_score == value
+    assert reason(record) == "bad_score"  # off by default
+
+
+@pytest.mark.parametrize(
+    "score",
+    ["", " 0.5", "0.5 ", "0.5\n", "nan", "NaN", "inf", "-Infinity", "infinity", "0x1p-2",
+     "0x10", "1_000", "1,5", "1.2.3", "e5", ".", "+", "--1", "1e", "1e+", "١٢",  # Arabic digits
+     "０.５", "1e400", "-1e999", "0.5f", "½", "true", "null"],
+)
+def test_numeric_strings_that_stay_bad_scores(score: str) -> None:
+    assert reason(dumps({"label": 1, "score": score}), fmt=STRING_FMT) == "bad_score"
+
+
+def test_numeric_string_scores_do_not_loosen_other_fields() -> None:
+    assert reason(dumps({"label": "1", "score": "0.5"}), fmt=STRING_FMT) == "bad_label"
+    assert reason(dumps({"label": 1, "score": "0.5", "ts": "17"}), fmt=STRING_FMT) == "bad_time"
+
+
 def test_utf16_json_is_accepted() -> None:
     # json.loads detects UTF-16/32 from the first bytes; a producer may well send it.
     value = json.dumps({"label": 1, "score": 0.5}).encode("utf-16")
@@ -212,13 +382,67 @@ formats = st.builds(
 )
 
 
+def check_result(result: Decoded | Rejected) -> None:
+    """The decoder's promise for any input: a valid event and model id, or a rejection for
+    a foreseen reason with a detail safe to log; never ``undecodable`` (that is a bug)."""
+    if isinstance(result, Decoded):
+        assert result.event.y_true in (0, 1)
+        assert model_id_problem(result.model) is None
+        result.model.encode("utf-8")
+    else:
+        assert isinstance(result, Rejected)
+        assert result.reason in REJECTION_REASONS and result.reason != "undecodable", result
+        assert safe_detail(result.detail), result.detail
+
+
 @settings(max_examples=500)
 @given(value=st.none() | st.binary(max_size=300), key=st.none() | st.binary(max_size=8))
 def test_arbitrary_bytes_never_raise(value: bytes | None, key: bytes | None) -> None:
-    result = decode(value, key, FMT)
-    assert isinstance(result, Decoded | Rejected)
-    if isinstance(result, Rejected):
-        assert result.reason in REJECTION_REASONS
+    check_result(decode(value, key, FMT))
+
+
+# Any code point, lone surrogates included (hypothesis leaves them out by default).
+any_text = st.text(st.characters(exclude_categories=()), max_size=12)
+hostile_values = st.one_of(
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "-0", "1E400", "-1e-400", "0.5", "1",
+                     "0", "true", "false", "null", '"0.83"', '" 1"', '"nan"', '"inf"',
+                     '"1e999"', '"\\ud800"', '"\\udfff"', '"\\u0000"', "[]", "{}"]),
+    st.integers(1, 4500).map(lambda n: "9" * n),  # past float range, then past json's limit
+    st.integers(-(10**400), 10**400).map(str),
+    st.floats().map(lambda x: json.dumps(x)),  # NaN/Infinity literals among them
+    any_text.map(json.dumps),  # \\uXXXX escapes, surrogates included
+    any_text.map(lambda t: json.dumps(t, ensure_ascii=False)),  # raw, where encodable
+    st.integers(1, 3000).map(lambda n: "[" * n + "]" * n),  # deep nesting
+    st.integers(1, 3000).map(lambda n: '{"a":' * n + "1" + "}" * n),
+)
+FIELDS = ["label", "score", "prediction", "ts", "model"]
+
+
+@st.composite
+def hostile_records(draw: st.DrawFn) -> bytes:
+    """A JSON-looking record built from hostile value texts, in some encoding, maybe broken."""
+    names = draw(st.lists(st.sampled_from([*FIELDS, "x"]), max_size=6))
+    text = "{" + ",".join(f'"{n}":{draw(hostile_values)}' for n in names) + "}"
+    if draw(st.booleans()):
+        text = draw(hostile_values)  # not an object at all
+    encoding = draw(st.sampled_from(["utf-8", "utf-16", "utf-32", "surrogatepass"]))
+    if encoding == "surrogatepass":  # raw surrogate bytes: invalid UTF-8
+        data = text.encode("utf-8", "surrogatepass")
+    else:
+        data = text.encode(encoding, "surrogatepass")
+    cut = draw(st.integers(0, len(data)))
+    if draw(st.integers(0, 9)) == 0:  # truncated or with a foreign byte
+        data = data[:cut] + draw(st.binary(max_size=2))
+    return data
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=hostile_records(), key=st.none() | st.binary(max_size=8),
+       fmt=st.builds(EventFormat, model_source=st.sampled_from(["field", "key", "constant"]),
+                     numeric_string_scores=st.booleans(),
+                     max_model_id_length=st.integers(7, 300)))
+def test_hostile_json_never_raises(value: bytes, key: bytes | None, fmt: EventFormat) -> None:
+    check_result(decode(value, key, fmt))
 
 
 # too_slow: the first draw of the recursive strategy occasionally takes over a second on a
@@ -234,9 +458,4 @@ def test_arbitrary_bytes_never_raise(value: bytes | None, key: bytes | None) -> 
 def test_arbitrary_objects_never_raise(
     fields: dict[str, object], key: bytes | None, fmt: EventFormat
 ) -> None:
-    result = decode(json.dumps(fields).encode(), key, fmt)
-    if isinstance(result, Decoded):
-        assert result.event.y_true in (0, 1)
-        assert result.model
-    else:
-        assert result.reason in REJECTION_REASONS
+    check_result(decode(json.dumps(fields).encode(), key, fmt))
