@@ -559,7 +559,9 @@ class KafkaSettings(_Section):
             try:
                 checked[key] = _client_option(key, value, None if known is None else known[key])
             except ValueError as exc:
-                problems.append(_problem((key,), str(exc), value))
+                shown = _shown(("kafka", "client_options", key), value)
+                message = f"{exc}, got {_short(value)}" if shown else str(exc)
+                problems.append(_problem((key,), message, value))
         _raise(cls.__name__, problems)
         return checked
 

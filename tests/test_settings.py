@@ -469,6 +469,128 @@ BAD_VALUES = [
 
 BAD_VALUES += [
     pytest.param(
+        "metrics: {basic_auth_username: prometheus, basic_auth_password: ''}",
+        "metrics.basic_auth_password (DRIFTWATCH_METRICS__BASIC_AUTH_PASSWORD): ",
+        "must not be empty (an empty password would leave /metrics open)",
+        id="basic-auth-empty-password",
+    ),
+    pytest.param(
+        "metrics: {basic_auth_password: s3cret}",
+        "metrics.basic_auth_username (DRIFTWATCH_METRICS__BASIC_AUTH_USERNAME): ",
+        "required when basic_auth_password is set",
+        id="basic-auth-password-without-user",
+    ),
+    pytest.param(
+        "metrics: {basic_auth_username: '', basic_auth_password: s3cret}",
+        "metrics.basic_auth_username (DRIFTWATCH_METRICS__BASIC_AUTH_USERNAME): ",
+        "at least 1 character",
+        id="basic-auth-empty-user",
+    ),
+    pytest.param(
+        "metrics: {max_connections: 0}",
+        "metrics.max_connections (DRIFTWATCH_METRICS__MAX_CONNECTIONS): ",
+        "greater than or equal to 1",
+        id="no-connections",
+    ),
+    pytest.param(
+        "metrics: {request_timeout_seconds: 0}",
+        "metrics.request_timeout_seconds (DRIFTWATCH_METRICS__REQUEST_TIMEOUT_SECONDS): ",
+        "greater than or equal to 0.1",
+        id="no-request-time",
+    ),
+    pytest.param(
+        "kafka: {client_options: {fetch_max_wait_ms: soon}}",
+        "kafka.client_options.fetch_max_wait_ms "
+        "(DRIFTWATCH_KAFKA__CLIENT_OPTIONS__FETCH_MAX_WAIT_MS): ",
+        "must be an integer >= 0, got 'soon'",
+        id="client-option-int",
+    ),
+    pytest.param(
+        "kafka: {client_options: {fetch_max_wait_ms: true}}",
+        "kafka.client_options.fetch_max_wait_ms ",
+        "must be an integer >= 0",
+        id="client-option-bool-is-not-int",
+    ),
+    pytest.param(
+        "kafka: {client_options: {check_crcs: 'yes'}}",
+        "kafka.client_options.check_crcs ",
+        "must be true or false",
+        id="client-option-bool",
+    ),
+    pytest.param(
+        "kafka: {client_options: {isolation_level: 3}}",
+        "kafka.client_options.isolation_level ",
+        "must be a string",
+        id="client-option-str",
+    ),
+    pytest.param(
+        "kafka: {client_options: {api_version: 'two'}}",
+        "kafka.client_options.api_version ",
+        "must be a broker version such as [2, 5, 0] or '2.5.0'",
+        id="client-option-api-version",
+    ),
+    pytest.param(
+        "kafka: {client_options: {value_deserializer: json}}",
+        "kafka.client_options.value_deserializer ",
+        "takes a Python object",
+        id="client-option-object",
+    ),
+    pytest.param(
+        "kafka: {client_options: {receive_buffer_bytes: -1}}",
+        "kafka.client_options.receive_buffer_bytes ",
+        "must be an integer >= 1",
+        id="client-option-size",
+    ),
+    pytest.param(
+        "kafka: {client_options: {ssl_crlfile: /nonexistent/crl.pem}}",
+        "kafka.client_options.ssl_crlfile ",
+        "no such file: /nonexistent/crl.pem",
+        id="client-option-missing-crl",
+    ),
+    pytest.param(
+        "kafka: {security_protocol: SSL, ssl_cafile: /nonexistent/ca.pem}",
+        "kafka.ssl_cafile (DRIFTWATCH_KAFKA__SSL_CAFILE): ",
+        "no such file: /nonexistent/ca.pem",
+        id="missing-ca-file",
+    ),
+    pytest.param(
+        "kafka: {security_protocol: SSL, ssl_certfile: /nonexistent/c.pem, "
+        "ssl_keyfile: /nonexistent/k.pem}",
+        "kafka.ssl_keyfile (DRIFTWATCH_KAFKA__SSL_KEYFILE): ",
+        "no such file: /nonexistent/k.pem",
+        id="missing-key-file",
+    ),
+    pytest.param(
+        "metrics: {tls_certfile: /nonexistent/tls.crt, tls_keyfile: /tmp}",
+        "metrics.tls_keyfile (DRIFTWATCH_METRICS__TLS_KEYFILE): ",
+        "is a directory, not a file: /tmp",
+        id="metrics-key-is-a-directory",
+    ),
+    pytest.param(
+        "metrics: {tls_certfile: /nonexistent/tls.crt, tls_keyfile: /tmp}",
+        "metrics.tls_certfile (DRIFTWATCH_METRICS__TLS_CERTFILE): ",
+        "no such file: /nonexistent/tls.crt",
+        id="missing-metrics-certificate",
+    ),
+    pytest.param(
+        "events: {model_constant: \"a\\nb\"}",
+        "events.model_constant (DRIFTWATCH_EVENTS__MODEL_CONSTANT): ",
+        "not a valid model id: is not printable text",
+        id="unprintable-model-constant",
+    ),
+    pytest.param(
+        "events: {max_model_id_length: 5}",
+        "events.model_constant (DRIFTWATCH_EVENTS__MODEL_CONSTANT): ",
+        "not a valid model id: is 7 characters, over 5",
+        id="model-constant-longer-than-the-limit",
+    ),
+    pytest.param(
+        "events: {max_model_id_length: 8}\nmonitoring: {models: {fraud-model-v2: {}}}",
+        "monitoring.models.fraud-model-v2 (DRIFTWATCH_MONITORING__MODELS__FRAUD-MODEL-V2): ",
+        "never applies: not a valid model id (is 14 characters, over 8",
+        id="override-for-an-impossible-model-id",
+    ),
+    pytest.param(
         "monitoring: {defaults: {watches: [{measure: gmean, detectors: [{name: adwin}]}, "
         "{measure: gmean, normalized: true, detectors: [{name: adwin}]}]}}",
         "monitoring.defaults.watches.1.detectors.0.name "
@@ -673,6 +795,105 @@ def test_consumer_config_keys_are_kafka_python_options(tmp_path: Path) -> None:
         ssl_password="k",  # type: ignore[arg-type]
     )
     assert set(settings.consumer_config()) <= set(kafka.KafkaConsumer.DEFAULT_CONFIG)
+
+
+def test_client_options_from_the_environment_are_converted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kafka_python()
+    # Environment variables are strings: digits and true/false become what kafka-python takes.
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__CLIENT_OPTIONS__FETCH_MAX_WAIT_MS", "100")
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__CLIENT_OPTIONS__CHECK_CRCS", "false")
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__CLIENT_OPTIONS__API_VERSION", "2.5.0")
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__CLIENT_OPTIONS__CONSUMER_TIMEOUT_MS", "1.5")
+    options = load_settings(None).kafka.client_options
+    assert options == {"fetch_max_wait_ms": 100, "check_crcs": False, "api_version": (2, 5, 0),
+                       "consumer_timeout_ms": 1.5}
+    assert type(options["fetch_max_wait_ms"]) is int
+
+
+def test_client_options_a_kafka_consumer_accepts(tmp_path: Path) -> None:
+    """Every accepted value is one kafka-python's consumer really takes (no broker needed:
+    it fails at bootstrap, after checking the options)."""
+    kafka = kafka_python()
+    crl = tmp_path / "crl.pem"
+    crl.write_text("CRL\n")
+    settings = KafkaSettings(
+        bootstrap_servers=["127.0.0.1:1"],
+        client_options={"fetch_max_wait_ms": "250", "check_crcs": "true",
+                        "api_version": [2, 5, 0], "ssl_crlfile": str(crl),
+                        "socket_options": [[6, 1, 1]], "request_timeout_ms": 30001,
+                        "isolation_level": "read_committed", "bootstrap_timeout_ms": 10},
+    )
+    config = settings.consumer_config()
+    assert config["api_version"] == (2, 5, 0) and config["socket_options"] == [(6, 1, 1)]
+    consumer = kafka.KafkaConsumer(**config)  # api_version given: no bootstrap round trip
+    try:
+        assert consumer.config["fetch_max_wait_ms"] == 250
+        assert consumer.config["check_crcs"] is True
+    finally:
+        consumer.close()
+
+
+def test_tls_files_must_be_readable(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("PEM\n")
+    assert load_settings(write(tmp_path, f"kafka: {{security_protocol: SSL, ssl_cafile: {ca}}}")
+                         ).kafka.ssl_cafile == ca
+    under_a_file = ca / "ca.pem"  # a path through a regular file: cannot be opened
+    problems = problems_of(
+        tmp_path, f"kafka: {{security_protocol: SSL, ssl_cafile: {under_a_file}}}"
+    )
+    assert line_for(problems, "kafka.ssl_cafile ").endswith(
+        f"cannot be opened: {under_a_file}: Not a directory"
+    )
+
+
+def test_file_checks_can_be_skipped_for_a_file_meant_elsewhere(tmp_path: Path) -> None:
+    text = "kafka: {security_protocol: SSL, ssl_cafile: /elsewhere/ca.pem}"
+    settings = load_settings(write(tmp_path, text), check_files=False)
+    assert str(settings.kafka.ssl_cafile) == "/elsewhere/ca.pem"
+    with pytest.raises(ValidationError):
+        load_settings(write(tmp_path, text))
+
+
+def test_config_validate_names_a_missing_tls_file(tmp_path: Path) -> None:
+    from driftwatch.cli import main
+
+    path = write(tmp_path, "metrics: {tls_certfile: /nope/tls.crt, tls_keyfile: /nope/tls.key}")
+    assert main(["config", "validate", str(path)]) == 2
+    assert main(["config", "validate", "--no-file-checks", str(path)]) == 0
+
+
+def test_unknown_environment_section_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRIFTWATCH_METRIC__PORT", "9200")
+    with pytest.raises(ValidationError) as caught:
+        load_settings(None)
+    assert settings_errors(caught.value) == [
+        "(settings): environment variable DRIFTWATCH_METRIC__PORT: unknown settings section "
+        "'metric'; did you mean metrics?"
+    ]
+    monkeypatch.delenv("DRIFTWATCH_METRIC__PORT")
+    monkeypatch.setenv("driftwatch_zzz__a", "1")  # names are case-insensitive
+    with pytest.raises(ValidationError, match="unknown settings section 'zzz'; sections: kafka"):
+        load_settings(None)
+
+
+def test_other_driftwatch_variables_are_not_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # DRIFTWATCH_CONFIG names the file, DRIFTWATCH_REQUIRE_TOOLS is the test suite's; a
+    # single-word name is never a nested key.
+    monkeypatch.setenv("DRIFTWATCH_CONFIG", str(write(tmp_path, "metrics: {port: 9300}")))
+    monkeypatch.setenv("DRIFTWATCH_REQUIRE_TOOLS", "1")
+    monkeypatch.setenv("DRIFTWATCH_METRICS__PORT", "9301")
+    assert load_settings(None).metrics.port == 9301
+
+
+def test_numeric_string_scores_and_model_id_length_reach_the_decoder() -> None:
+    fmt = EventsSettings(numeric_string_scores=True, max_model_id_length=50).event_format()
+    assert fmt.numeric_string_scores is True and fmt.max_model_id_length == 50
+    assert EventsSettings().event_format() == EventFormat()
 
 
 def test_unknown_client_option_suggests_the_right_one(tmp_path: Path) -> None:
