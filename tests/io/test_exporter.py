@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
+import http.client
 import importlib
 import importlib.util
 import math
+import os
 import random
 import re
 import socket
@@ -15,6 +18,7 @@ import subprocess
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -764,3 +768,292 @@ def test_a_real_monitor_snapshot_exports_consistently() -> None:
         assert value("driftwatch_alarms_total", labels) == count
     assert sum(snap.alarms.values()) > 0
     assert value("driftwatch_last_event_timestamp_seconds", {"model": "fraud"}) == T0 + 1999
+
+
+# ------------------------------------------------------------------------------------------------
+# One series never fails a scrape
+
+
+BAD_MODEL = dataclasses.replace(FRAUD, model="fraud-\ud800")  # a lone surrogate: not UTF-8
+
+
+def series_of(snapshot: Snapshot) -> int:
+    """How many series the collector writes for one model (measured, not assumed)."""
+    registry = registry_for(AgentSnapshot((snapshot,), {}, {}, True, T0))
+    text = generate_latest(registry).decode()
+    return sum(1 for line in text.splitlines() if f'model="{snapshot.model}"' in line)
+
+
+def test_a_model_id_that_cannot_be_encoded_is_dropped_not_the_scrape(
+    agent: Agent, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent.snapshot = AgentSnapshot((FRAUD, BAD_MODEL, CHURN), {"not_json": 1}, {}, True, T0)
+    per_model = series_of(FRAUD)
+    with MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready) as server:
+        for _ in range(2):
+            for accept in ("", "application/openmetrics-text; version=1.0.0"):
+                response = get(server.url, {"Accept": accept})
+                assert response.status == 200
+                families = {f.name: f for f in parse(response)}
+                models = {s.labels.get("model") for f in families.values() for s in f.samples}
+                assert models == {None, "fraud", "churn"}
+                # Everything else is there, exactly as without the bad model.
+                assert 'driftwatch_measure{measure="auc",model="fraud"} 0.91' in \
+                    response.text.replace(', ', ',')
+        dropped = [s.value for s in families["driftwatch_scrape_dropped_series"].samples
+                   if s.name.endswith("_total")]
+        assert dropped == [4 * per_model]  # a counter: every series of that model, per scrape
+    warnings = [r for r in caplog.records if "cannot be exported" in r.getMessage()]
+    assert len(warnings) == 1  # logged once per model, not per scrape
+    assert "\\ud800" in warnings[0].getMessage()  # escaped: the log line itself is UTF-8
+
+
+def parse(response: Response) -> list[Any]:
+    if response.headers["Content-Type"].startswith("application/openmetrics-text"):
+        return list(om_parser.text_string_to_metric_families(response.text))
+    return list(text_string_to_metric_families(response.text))
+
+
+def test_unencodable_label_values_outside_the_models_drop_only_their_sample() -> None:
+    agent = AgentSnapshot((FRAUD,), {"not_json": 2, "bad\udfffreason": 1},
+                          {("t\ud800", 0): 3, ("events", 1): 4}, True, T0)
+    text = generate_latest(registry_for(agent)).decode()
+    assert 'driftwatch_events_rejected_total{reason="not_json"} 2.0' in text
+    assert 'driftwatch_consumer_lag_records{partition="1",topic="events"} 4.0' in text
+    assert "driftwatch_scrape_dropped_series_total 2.0" in text
+
+
+def test_a_model_whose_series_cannot_be_built_is_dropped_whole() -> None:
+    broken = dataclasses.replace(CHURN, values={"auc": "not a number"})  # type: ignore[dict-item]
+    text = generate_latest(registry_for(AgentSnapshot((FRAUD, broken), {}, {}, True, T0)))
+    assert 'model="churn"' not in text.decode() and 'model="fraud"' in text.decode()
+    same_shape = dataclasses.replace(CHURN, values={"auc": 0.5})
+    assert f"driftwatch_scrape_dropped_series_total {series_of(same_shape)}.0" in text.decode()
+
+
+# ------------------------------------------------------------------------------------------------
+# HEAD and the landing page
+
+
+def raw_request(port: int, method: str, path: str,
+                headers: Mapping[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request(method, path, headers=dict(headers or {}))
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/healthz", "/readyz", "/", "/nope"])
+def test_head_answers_as_get_without_the_body(server: MetricsServer, agent: Agent,
+                                              path: str) -> None:
+    for ready in (True, False):
+        agent.is_ready = ready
+        get_status, get_headers, get_body = raw_request(server.port, "GET", path)
+        head_status, head_headers, head_body = raw_request(server.port, "HEAD", path)
+        assert head_status == get_status != 501
+        assert head_body == b""
+        for name in ("Content-Type", "Content-Length", "Content-Encoding"):
+            assert head_headers.get(name) == get_headers.get(name), name
+        assert int(head_headers["Content-Length"]) == len(get_body) > 0
+
+
+def test_head_respects_basic_auth(agent: Agent) -> None:
+    with MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready,
+                       basic_auth=("prom", "pw")) as server:
+        assert raw_request(server.port, "HEAD", "/metrics")[0] == 401
+        assert raw_request(server.port, "HEAD", "/metrics", basic("prom", "pw"))[0] == 200
+        assert raw_request(server.port, "HEAD", "/healthz")[0] == 200
+
+
+def test_landing_page_links_to_every_endpoint(server: MetricsServer) -> None:
+    page = get(base(server) + "/")
+    assert page.status == 200
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+    links = re.findall(r'href="([^"]+)"', page.text)
+    assert sorted(links) == ["healthz", "metrics", "readyz"]
+    for link in links:
+        assert get(urllib.parse.urljoin(base(server) + "/", link)).status == 200
+
+
+# ------------------------------------------------------------------------------------------------
+# Bounded connections: idle and slow clients
+
+
+def server_side_descriptors(port: int) -> int | None:
+    """Descriptors this process holds for connections to ``port`` on the server side (the
+    local port is ``port``), from /proc; None where /proc/net/tcp does not exist."""
+    try:
+        table = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return None
+    inodes = set()
+    for line in table:
+        fields = line.split()
+        local_port = int(fields[1].split(":")[1], 16)
+        if local_port == port and fields[3] != "0A":  # 0A: LISTEN
+            inodes.add(fields[9])
+    held = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            held += 1
+    return held
+
+
+def http_stats(port: int) -> dict[str, float]:
+    status, _, body = raw_request(port, "GET", "/metrics")
+    assert status == 200
+    values: dict[str, float] = {}
+    for family in text_string_to_metric_families(body.decode()):
+        if family.name.startswith("driftwatch_http_connections"):
+            for sample in family.samples:
+                reason = sample.labels.get("reason")
+                values[sample.name + (f"{{{reason}}}" if reason else "")] = sample.value
+    return values
+
+
+def closed_by_peer(sock: socket.socket, timeout: float = 10.0) -> bool:
+    """Whether the server closed ``sock`` (EOF or reset) within ``timeout`` seconds."""
+    sock.settimeout(timeout)
+    try:
+        while True:
+            data = sock.recv(4096)
+            if not data:
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+IDLE_CLIENTS = 200
+
+
+def test_idle_connections_are_bounded_and_scrapes_still_succeed(agent: Agent) -> None:
+    limit = 8
+    with MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready, max_connections=limit,
+                       request_timeout=60.0) as server:
+        idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(IDLE_CLIENTS)]
+        try:
+            # A normal scrape gets through the crowd: the idle connection oldest is evicted.
+            response = get(server.url)
+            assert response.status == 200
+            stats = http_stats(server.port)
+            assert stats["driftwatch_http_connections"] <= limit
+            # Every client beyond the limit was evicted (closed by the server), not served.
+            closed = sum(closed_by_peer(sock, timeout=0.05) for sock in idle)
+            assert closed >= IDLE_CLIENTS - limit
+            evicted = stats["driftwatch_http_connections_closed_total{evicted}"]
+            assert evicted >= IDLE_CLIENTS - limit
+            held = server_side_descriptors(server.port)
+            assert held is None or held <= limit
+            # The survivors are real connections that the server still answers.
+            survivors = [sock for sock in idle if sock.fileno() != -1]
+            for sock in idle[-3:]:
+                sock.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                sock.settimeout(5)
+                assert sock.recv(100).startswith(b"HTTP/1.0 200")
+            assert survivors
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def test_a_trickling_client_is_cut_at_the_request_timeout(agent: Agent) -> None:
+    with MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready,
+                       request_timeout=0.5) as server:
+        with socket.create_connection(("127.0.0.1", server.port)) as slow:
+            # Slowloris: a byte every 0.1 s never trips a per-read timeout, only the deadline.
+            slow.settimeout(0.1)
+            request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"a" * 200
+            cut = False
+            for byte in request:
+                try:
+                    slow.sendall(bytes([byte]))
+                    if slow.recv(1) == b"":
+                        cut = True
+                        break
+                except TimeoutError:
+                    continue
+                except (ConnectionResetError, BrokenPipeError):
+                    cut = True
+                    break
+            assert cut, "the server never closed a connection that sent 1 byte per 0.1 s"
+        assert http_stats(server.port)["driftwatch_http_connections_closed_total{timeout}"] >= 1
+        assert get(server.url).status == 200
+
+
+def test_when_every_slot_is_answering_newcomers_are_refused(agent: Agent) -> None:
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+
+    class Slow(SnapshotCollector):
+        def collect(self) -> Iterator[Any]:
+            entered.release()
+            release.wait(10)
+            return super().collect()
+
+    registry = CollectorRegistry()
+    registry.register(Slow(lambda: AGENT))
+    results: list[int] = []
+    with MetricsServer(registry, "127.0.0.1", 0, agent.ready, max_connections=2) as server:
+        scrapes = [threading.Thread(target=lambda: results.append(get(server.url).status))
+                   for _ in range(2)]
+        for thread in scrapes:
+            thread.start()
+        assert entered.acquire(timeout=5) and entered.acquire(timeout=5)  # both busy
+        with socket.create_connection(("127.0.0.1", server.port)) as late:
+            assert closed_by_peer(late), "a third connection was held although both were busy"
+        release.set()
+        for thread in scrapes:
+            thread.join(10)
+        assert results == [200, 200]  # the busy ones were never evicted
+        stats = http_stats(server.port)
+        assert stats["driftwatch_http_connections_closed_total{refused}"] == 1
+        assert stats["driftwatch_http_connections_closed_total{evicted}"] == 0
+
+
+def test_stop_closes_idle_connections(agent: Agent) -> None:
+    server = MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready, request_timeout=60.0)
+    server.start()
+    idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(5)]
+    try:
+        assert get(server.url).status == 200  # the idle ones were accepted before it
+        server.stop()
+        assert all(closed_by_peer(sock) for sock in idle)
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_limits_and_empty_credentials_are_refused() -> None:
+    registry = CollectorRegistry()
+    with pytest.raises(ValueError, match="password must not be empty"):
+        MetricsServer(registry, "127.0.0.1", 0, lambda: True, basic_auth=("prom", ""))
+    with pytest.raises(ValueError, match="max_connections"):
+        MetricsServer(registry, "127.0.0.1", 0, lambda: True, max_connections=0)
+    with pytest.raises(ValueError, match="request_timeout"):
+        MetricsServer(registry, "127.0.0.1", 0, lambda: True, request_timeout=0)
+
+
+def test_clients_stalled_in_the_tls_handshake_are_evicted_too(
+    agent: Agent, tmp_path: Path, require_tool: Callable[[str, str], str]
+) -> None:
+    cert, key = make_self_signed(tmp_path, require_tool)
+    with MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready, tls=(cert, key),
+                       max_connections=3, request_timeout=60.0) as server:
+        # Plain TCP clients that never start the handshake hold its thread in do_handshake.
+        stalled = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(20)]
+        try:
+            client = ssl.create_default_context(cafile=str(cert))
+            assert get(server.url, context=client).status == 200
+            assert sum(closed_by_peer(sock, timeout=0.05) for sock in stalled) >= 20 - 3
+        finally:
+            for sock in stalled:
+                sock.close()
