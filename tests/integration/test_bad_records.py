@@ -6,13 +6,22 @@ by default; the test producer raises kafka-python's own 1 MiB ``max_request_size
 kafka-python's consumer delivers it although it exceeds ``max_partition_fetch_bytes``
 (KIP-74: an oversized first batch is returned whole). So the 5 MB path runs for real, next to
 a record one byte above a small configured ``events.max_record_bytes`` and one exactly at it.
+
+Hostile records are among them: a 400-digit integer score (which used to raise out of the
+decoder and crash-loop the agent), model ids with a lone surrogate (which used to take
+``/metrics`` down for every model) or a newline, and nesting deeper than the JSON parser's
+recursion limit. Their dead-letter ``detail`` headers are short printable ASCII.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import resource
+import socket
+import time
 
-from driftwatch.io.decode import REJECTION_REASONS
+from driftwatch.io.decode import MAX_DETAIL_CHARS, REJECTION_REASONS
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker
 from tests.integration.helpers import StartAgent, consume, create_topics, event_json, produce
@@ -20,7 +29,7 @@ from tests.integration.helpers import StartAgent, consume, create_topics, event_
 MODEL = "scorer"
 DEAD_LETTER_TOPIC = "events-rejected"
 MAX_RECORD_BYTES = 4096
-GOOD = 400
+GOOD = 450
 
 
 def padded(size: int) -> bytes:
@@ -45,6 +54,10 @@ BAD: list[tuple[bytes | None, str]] = [
     (b"[1, 2, 3]", "not_object"),
     (None, "empty"),  # a tombstone
     (b'{"label": 1, "score": 0.2, "model": ""}', "bad_model"),
+    (b'{"model": "scorer", "label": 1, "score": 1' + b"0" * 400 + b"}", "bad_score"),
+    (b'{"label": 1, "score": 0.5, "model": "\\ud800"}', "bad_model"),
+    (b'{"label": 1, "score": 0.5, "model": "a\\nforged log line"}', "bad_model"),
+    (b'{"label": 1, "score": ' + b"[" * 2000 + b"]" * 2000 + b"}", "not_json"),
 ]
 
 
@@ -111,4 +124,46 @@ def test_bad_records_are_counted_dead_lettered_and_skipped(
     for (got_value, reason, *_), (want_value, *_) in zip(got, want, strict=True):
         assert got_value == want_value, f"{reason}: value changed ({len(got_value or b'')} "\
             f"bytes instead of {len(want_value or b'')})"
-    assert all(dict(letter.headers)["detail"] for letter in letters)
+    for letter in letters:
+        detail = dict(letter.headers)["detail"].decode("utf-8")
+        assert detail and len(detail) <= MAX_DETAIL_CHARS, detail
+        assert detail.isascii() and detail.isprintable(), detail
+
+
+IDLE_CLIENTS = 400
+DESCRIPTOR_LIMIT = 128
+
+
+def test_a_crowd_of_idle_clients_cannot_exhaust_the_agent(
+    broker: TansuBroker, topic: str, start_agent: StartAgent
+) -> None:
+    """The agent's descriptor limit lowered to 128, then 400 connections that never send a
+    request: the agent holds at most metrics.max_connections of them, keeps consuming,
+    checkpointing (every second here) and answering scrapes, and stops cleanly."""
+    agent = start_agent("crowd", {"metrics": {"max_connections": 16}})
+    assert agent.proc is not None
+    pid = agent.proc.pid
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (DESCRIPTOR_LIMIT, DESCRIPTOR_LIMIT))
+    idle: list[socket.socket] = []
+    try:
+        for _ in range(IDLE_CLIENTS):
+            idle.append(socket.create_connection(("127.0.0.1", agent.port), timeout=5))
+        held = len(os.listdir(f"/proc/{pid}/fd"))
+        assert held < DESCRIPTOR_LIMIT
+        events = [event_json(e, MODEL) for e in generate("stationary", seed=3, length=300)]
+        produce(broker.bootstrap, topic, events)
+        metrics = agent.wait_processed(len(events))  # scrapes get through the crowd
+        assert metrics.get("driftwatch_http_connections") <= 16
+        assert metrics.get("driftwatch_http_connections_closed_total", reason="evicted") \
+            >= IDLE_CLIENTS - 16
+        time.sleep(2.5)  # two more checkpoint intervals with the crowd still there
+        assert agent.running, agent.log()
+        assert len(os.listdir(f"/proc/{pid}/fd")) < DESCRIPTOR_LIMIT
+    finally:
+        for sock in idle:
+            sock.close()
+    code, _ = agent.stop()
+    assert code == 0, agent.log()
+    assert "Too many open files" not in agent.output()
+    assert "Traceback" not in agent.output()
+    assert (agent.directory / "crowd-state" / "checkpoint.json").exists()
