@@ -819,7 +819,8 @@ Label = str | int | bool
 
 
 class EventsSettings(_Section):
-    """How a Kafka record value (a JSON object) becomes an event; see DESIGN.md, "Events"."""
+    """How a Kafka record value (a JSON object) becomes an event; the rules are those of
+    :func:`driftwatch.io.decode.decode`."""
 
     label_field: FieldName = Field(
         default=_EVENT_DEFAULTS.label_field, description="Field holding the true label."

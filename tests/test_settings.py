@@ -79,7 +79,7 @@ def test_defaults_load_with_no_file() -> None:
 
 def test_documented_group_timing_defaults() -> None:
     kafka = KafkaSettings()
-    # The values measured with Tansu (TOOLS.md); kafka-python's defaults stall a rebalance.
+    # The values measured with Tansu; kafka-python's defaults stall a rebalance.
     assert (kafka.max_poll_interval_ms, kafka.session_timeout_ms, kafka.heartbeat_interval_ms) == (
         5000,
         6000,

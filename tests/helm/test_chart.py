@@ -984,3 +984,25 @@ def test_readme_alert_example_renders(chart: Any, draft7: Any, tmp_path: Path) -
                                                      "env": "prod"}
     result = config_validate(tmp_path, settings_text(objects), {})
     assert result.returncode == 0, result.stdout + result.stderr
+def test_helm_test_pod_checks_the_tls_files_it_mounts(chart: Any) -> None:
+    """`helm test` opens the TLS files as the agent would: the chart's TLS Secrets are
+    mounted where the settings point; only with extraVolumes (not mountable here) is the
+    file check skipped."""
+    objects = render(chart, EVERYTHING)
+    pod = objects[("Pod", f"{RELEASE}-driftwatch-test-settings")]["spec"]
+    container = pod["containers"][0]
+    assert container["args"] == ["config", "validate", "/etc/driftwatch/driftwatch.yaml"]
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    settings = yaml.safe_load(settings_text(objects))
+    for path in (settings["kafka"]["ssl_cafile"], settings["metrics"]["tls_certfile"],
+                 settings["metrics"]["tls_keyfile"]):
+        assert mounts[str(Path(path).parent)] in {v["name"] for v in pod["volumes"]}
+    deployment_volumes = {v["name"]: v for v in
+                          one(objects, "Deployment")["spec"]["template"]["spec"]["volumes"]}
+    for volume in pod["volumes"]:
+        if volume["name"].endswith("-tls"):
+            assert volume == deployment_volumes[volume["name"]]
+    extra = render(chart, {**EVERYTHING, "extraVolumes": [{"name": "x", "emptyDir": {}}],
+                           "extraVolumeMounts": [{"name": "x", "mountPath": "/x"}]})
+    args = extra[("Pod", f"{RELEASE}-driftwatch-test-settings")]["spec"]["containers"][0]["args"]
+    assert args == ["config", "validate", "--no-file-checks", "/etc/driftwatch/driftwatch.yaml"]
