@@ -1667,7 +1667,8 @@ class Settings(BaseSettings):
             if problem is not None:
                 problems.append(_problem(
                     ("monitoring", "models", model),
-                    f"never applies: not a valid model id ({problem}; events.max_model_id_length)",
+                    f"never applies: not a valid model id: {problem} ("
+                    f"events.max_model_id_length={self.events.max_model_id_length})",
                 ))
         if len(models) > self.limits.max_models:
             problems.append(_problem(

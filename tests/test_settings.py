@@ -587,7 +587,7 @@ BAD_VALUES += [
     pytest.param(
         "events: {max_model_id_length: 8}\nmonitoring: {models: {fraud-model-v2: {}}}",
         "monitoring.models.fraud-model-v2 (DRIFTWATCH_MONITORING__MODELS__FRAUD-MODEL-V2): ",
-        "never applies: not a valid model id (is 14 characters, over 8",
+        "never applies: not a valid model id: is 14 characters, over 8 (",
         id="override-for-an-impossible-model-id",
     ),
     pytest.param(
