@@ -1661,44 +1661,31 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _across_sections(self) -> Settings:
         problems: list[InitErrorDetails] = []
-        models = self.monitoring.models
-        for model in models:
-            problem = model_id_problem(model, self.events.max_model_id_length)
-            if problem is not None:
-                problems.append(_problem(
-                    ("monitoring", "models", model),
-                    f"never applies: not a valid model id: {problem} ("
-                    f"events.max_model_id_length={self.events.max_model_id_length})",
-                ))
-        if len(models) > self.limits.max_models:
+        # Per-model overrides (monitoring.models, alerts.models) must name a model that can
+        # occur: a valid model id and, with a constant model source, that constant.
+        for section, models in (("monitoring", self.monitoring.models),
+                                ("alerts", self.alerts.models)):
+            for model in models:
+                problem = model_id_problem(model, self.events.max_model_id_length)
+                if problem is not None:
+                    problems.append(_problem(
+                        (section, "models", model),
+                        f"never applies: not a valid model id: {problem} ("
+                        f"events.max_model_id_length={self.events.max_model_id_length})",
+                    ))
+                elif self.events.model_source == "constant" \
+                        and model != self.events.model_constant:
+                    problems.append(_problem(
+                        (section, "models", model),
+                        f"never applies: events.model_source is constant, so every event "
+                        f"belongs to model {self.events.model_constant!r}",
+                    ))
+        if len(self.monitoring.models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),
-                f"{len(models)} models have overrides but limits.max_models is "
+                f"{len(self.monitoring.models)} models have overrides but limits.max_models is "
                 f"{self.limits.max_models}",
             ))
-        if self.events.model_source == "constant":
-            only = self.events.model_constant
-            for model in models:
-                if model != only:
-                    problems.append(_problem(
-                        ("monitoring", "models", model),
-                        f"never applies: events.model_source is constant, so every event "
-                        f"belongs to model {only!r}",
-                    ))
-        _raise(type(self).__name__, problems)
-        return self
-
-    @model_validator(mode="after")
-    def _alert_models_apply(self) -> Settings:
-        problems: list[InitErrorDetails] = []
-        if self.events.model_source == "constant":
-            only = self.events.model_constant
-            problems += [
-                _problem(("alerts", "models", model),
-                         f"never applies: events.model_source is constant, so every event "
-                         f"belongs to model {only!r}")
-                for model in self.alerts.models if model != only
-            ]
         _raise(type(self).__name__, problems)
         return self
 

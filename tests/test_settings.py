@@ -591,6 +591,12 @@ BAD_VALUES += [
         id="override-for-an-impossible-model-id",
     ),
     pytest.param(
+        "events: {max_model_id_length: 8}\nalerts: {models: {fraud-model-v2: {}}}",
+        "alerts.models.fraud-model-v2 (DRIFTWATCH_ALERTS__MODELS__FRAUD-MODEL-V2): ",
+        "never applies: not a valid model id: is 14 characters, over 8 (",
+        id="alert-override-for-an-impossible-model-id",
+    ),
+    pytest.param(
         "monitoring: {defaults: {watches: [{measure: gmean, detectors: [{name: adwin}]}, "
         "{measure: gmean, normalized: true, detectors: [{name: adwin}]}]}}",
         "monitoring.defaults.watches.1.detectors.0.name "
