@@ -4,7 +4,9 @@ Registered in :mod:`driftwatch.cli` by :func:`add_replay`; everything it needs b
 argparse is imported when the command runs, so ``driftwatch --help`` stays fast and a missing
 optional extra (matplotlib, kafka-python) only matters to the option that needs it.
 
-Exit status: 0 when the replay ran (whatever it found); 2 for invalid settings, a wrong
+Exit status: 0 when the replay ran and at least one record became an event (whatever the
+monitors found); 1 when records were read but every one was rejected (the message names the
+fields the records have and the fields the settings expect); 2 for invalid settings, a wrong
 command line, an input that cannot be read at all (no such file, a CSV header without a
 mapped column, an unknown topic) or a figure that cannot be drawn (unsupported file type,
 matplotlib missing: checked before replaying); 130 when interrupted (the summary of what was
@@ -23,11 +25,13 @@ from driftwatch.arguments import non_negative_int
 
 if TYPE_CHECKING:
     from driftwatch.io.decode import EventFormat
-    from driftwatch.replay.run import BadRecord, Replay
+    from driftwatch.replay.run import BadRecord, Replay, ReplayResult
     from driftwatch.replay.sources import Source
     from driftwatch.settings import Settings
 
 EXIT_OK = 0
+EXIT_NO_EVENTS = 1
+"""Records were read but none became an event: a backtest of nothing must not pass."""
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130
 
@@ -74,8 +78,10 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
              "label=y,score=p,model=m,ts=time,prediction=pred); default: the settings' field "
              "names. A mapped column missing from the header is an error",
     )
-    source.add_argument("--delimiter", default=",", metavar="CHAR",
-                        help="CSV field separator (default ','; '\\t' for tabs)")
+    source.add_argument("--delimiter", metavar="CHAR",
+                        help="CSV field separator (default ',', or a tab for .tsv files; "
+                             "';' for the CSV of spreadsheets with a decimal comma; '\\t' "
+                             "for tabs)")
     kafka = parser.add_argument_group("Kafka topic range (instead of FILE)")
     kafka.add_argument("--kafka-topic", metavar="TOPIC", help="replay this topic's records")
     kafka.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
@@ -137,6 +143,24 @@ def replay_command(args: argparse.Namespace) -> int:
     return _replay(args, settings, fmt, source, measures)
 
 
+def no_events(result: ReplayResult, fmt: EventFormat) -> str:
+    """Why nothing was replayed, in one message: the rejections, the fields the records have
+    and the fields the settings look for."""
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in result.rejected.items()
+                        if count)
+    have = ", ".join(repr(name) for name in result.fields_seen[:20]) or "none (no JSON object)"
+    if len(result.fields_seen) > 20:
+        have += ", ..."
+    return (
+        f"no record became an event: all {result.records:,} rejected ({reasons}). The records "
+        f"have the fields {have}; the settings' events section expects label "
+        f"{fmt.label_field!r}, score {fmt.score_field!r} (both required), prediction "
+        f"{fmt.prediction_field!r}, ts {fmt.time_field!r} and model {fmt.model_field!r}, "
+        f"with label classes {fmt.positive_label!r}/{fmt.negative_label!r}. Map them with "
+        f"events.label_field etc. in the settings (or --columns for CSV)"
+    )
+
+
 def _event_format(settings: Settings, from_file: bool) -> EventFormat:
     fmt = settings.events.event_format()
     if from_file and fmt.model_source == "key":
@@ -170,7 +194,8 @@ def _source(args: argparse.Namespace, settings: Settings, fmt: EventFormat) -> S
         raise SourceError("--bootstrap, --from-offset and --to-offset need --kafka-topic")
     kind = detect_format(args.file, args.format)
     if kind == "csv":
-        delimiter = "\t" if args.delimiter in ("\\t", "tab") else args.delimiter
+        delimiter = args.delimiter or ("\t" if args.file.lower().endswith(".tsv") else ",")
+        delimiter = "\t" if delimiter in ("\\t", "tab") else delimiter
         if len(delimiter) != 1:
             raise SourceError(f"--delimiter must be one character, got {args.delimiter!r}")
         return CsvSource(args.file, fmt, parse_columns(args.columns), delimiter)
@@ -240,8 +265,8 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
         print(render_text(result, kafka=args.kafka_topic is not None), end="")
     sys.stdout.flush()  # the report before the notes below, when both go to one terminal
     if result.records and not result.events:
-        print("driftwatch replay: no record became an event; do the settings' events field "
-              "names and label classes match the input?", file=sys.stderr)
+        print(f"driftwatch replay: {no_events(result, fmt)}", file=sys.stderr)
+        return EXIT_NO_EVENTS if status == EXIT_OK else status
     if plotting and status == EXIT_OK:
         try:
             drawn = write_plot(result, args.plot, args.model)

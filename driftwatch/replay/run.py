@@ -12,6 +12,7 @@ optional series for the figure cost one read per sample (:mod:`driftwatch.replay
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -26,6 +27,11 @@ TOO_MANY_MODELS = "too_many_models"
 
 MAX_KEPT_BAD_RECORDS = 1000
 """Bad records kept with their position; all are counted. Bounds memory on a garbage file."""
+
+FIELD_SAMPLE_RECORDS = 5
+"""While no record has become an event, the top-level fields of this many rejected JSON
+objects are kept, so a replay that rejects everything can say which fields the records have
+(most often the settings name other fields than the producer writes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,9 @@ class ReplayResult:
     configs: dict[str, MonitorConfig] = field(default_factory=dict)
     series: dict[str, Series] = field(default_factory=dict)
     seconds: float = 0.0
+    fields_seen: tuple[str, ...] = ()
+    """The top-level fields of the first rejected JSON objects, in order of appearance
+    (collected only while no record has become an event)."""
 
     @property
     def rejected_total(self) -> int:
@@ -104,6 +113,8 @@ class Replay:
         self._rejected = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
         self._bad: list[BadRecord] = []
         self._alarms: list[ReplayAlarm] = []
+        self._fields_seen: dict[str, None] = {}  # ordered set
+        self._field_samples = 0
 
     def process(self, record: Record) -> None:
         """Decode one record and give its event to its model's monitor (or count it)."""
@@ -149,8 +160,19 @@ class Replay:
         bad = BadRecord(record.position, record.partition, rejected.reason, rejected.detail)
         if len(self._bad) < MAX_KEPT_BAD_RECORDS:
             self._bad.append(bad)
+        if not self.events and self._field_samples < FIELD_SAMPLE_RECORDS:
+            self._sample_fields(record.value)
         if self._on_bad is not None:
             self._on_bad(bad)
+
+    def _sample_fields(self, value: bytes | None) -> None:
+        try:
+            obj = json.loads(value) if value else None
+        except (ValueError, RecursionError):
+            return
+        if isinstance(obj, dict):
+            self._field_samples += 1
+            self._fields_seen.update(dict.fromkeys(map(str, obj)))
 
     def result(self, source: str, seconds: float) -> ReplayResult:
         """What the replay found so far; snapshots are taken now."""
@@ -168,6 +190,7 @@ class Replay:
             configs={m: monitor.config for m, monitor in self._monitors.items()},
             series={m: r.series for m, r in self._recorders.items()},
             seconds=seconds,
+            fields_seen=tuple(self._fields_seen),
         )
 
 

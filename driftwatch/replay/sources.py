@@ -211,6 +211,7 @@ class CsvSource:
         self.name = path
         self._explicit = dict(columns or {})
         self._columns = {**default_columns(fmt), **self._explicit}
+        self._delimiter = delimiter
         self._handle = _open_binary(path)
         self._counter = _ByteCounter(self._handle)
         # The header is read now, so a missing column is reported before the replay starts.
@@ -280,9 +281,20 @@ class CsvSource:
                     f"--columns {role}=COLUMN")
                 raise SourceError(
                     f"{self.name}: no column {column!r} ({how}); the header has: "
-                    f"{', '.join(header) or '(nothing)'}"
+                    f"{', '.join(header) or '(nothing)'}{self._delimiter_hint(header)}"
                 )
         return indices
+
+    def _delimiter_hint(self, header: Sequence[str]) -> str:
+        """A hint when the header is one cell that another separator would split: a
+        semicolon-separated file (the CSV of spreadsheets in locales whose decimal mark is a
+        comma) read with the default comma, say."""
+        if len(header) != 1:
+            return ""
+        for candidate, spelled in ((";", "';'"), ("\t", "'\\t'"), ("|", "'|'"), (",", "','")):
+            if candidate != self._delimiter and candidate in header[0]:
+                return f"; the header looks {spelled}-separated: try --delimiter {spelled}"
+        return ""
 
     def _event_format(self, fmt: EventFormat) -> EventFormat:
         # Field names are the CSV column names, so a rejection's detail names the column
