@@ -21,10 +21,14 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from driftwatch.arguments import non_negative_int
+from driftwatch.arguments import non_negative_int, positive_int
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from driftwatch.io.decode import EventFormat
+    from driftwatch.replay.parallel import MakeReplay
+    from driftwatch.replay.progress import Progress
     from driftwatch.replay.run import BadRecord, Replay, ReplayResult
     from driftwatch.replay.sources import Source
     from driftwatch.settings import Settings
@@ -92,6 +96,11 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     kafka.add_argument("--to-offset", type=non_negative_int, metavar="N",
                        help="stop before this offset in each partition (default: the end "
                             "when the replay starts)")
+    source.add_argument(
+        "--jobs", type=positive_int, metavar="N",
+        help="processes for a JSON Lines file of several models (each takes a share of the "
+             "models; results are identical); default: one per model seen in the file's "
+             "first lines, at most one per idle CPU; 1: one process")
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true",
                         help="print the report as one JSON document instead of tables")
@@ -207,11 +216,11 @@ def _source(args: argparse.Namespace, settings: Settings, fmt: EventFormat) -> S
 
 def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, source: Source,
             measures: tuple[str, ...] | None) -> int:
-    from driftwatch.replay.plot import write_plot
+    from driftwatch.replay.parallel import jobs_for
     from driftwatch.replay.progress import Progress
-    from driftwatch.replay.report import describe_bad, render_text, to_json
+    from driftwatch.replay.report import describe_bad
     from driftwatch.replay.run import Replay, run
-    from driftwatch.replay.sources import CsvSource, SourceError
+    from driftwatch.replay.sources import CsvSource, JsonLinesSource, SourceError
 
     progress = Progress(sys.stderr, source.name) \
         if args.progress or sys.stderr.isatty() else None
@@ -238,11 +247,19 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
     if isinstance(source, CsvSource):
         fmt = source.fmt  # field names = the file's column names, for clearer rejections
     plotting = bool(args.plot)
-    replay = Replay(
-        fmt, settings.monitoring.monitor_config, settings.limits.max_models,
-        series_models=(set(args.model) if args.model else None) if plotting else (),
-        measures=measures, on_bad=on_bad,
-    )
+
+    def make_replay(share: tuple[int, int] | None = None) -> Replay:
+        return Replay(
+            fmt, settings.monitoring.monitor_config, settings.limits.max_models,
+            series_models=(set(args.model) if args.model else None) if plotting else (),
+            measures=measures, on_bad=on_bad if share is None else None, share=share,
+        )
+
+    jobs = jobs_for(source.name, fmt, args.jobs) if isinstance(source, JsonLinesSource) else 1
+    if jobs > 1:
+        source.close()  # each process reads the file itself
+        return _finish(args, _parallel(source.name, make_replay, jobs, progress, on_bad), fmt)
+    replay = make_replay()
     status = EXIT_OK
     try:
         result = run(source, replay, source.name, tick if progress else None)
@@ -256,6 +273,37 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
     if progress is not None:
         tick(replay, force=True)  # the final count, then a clean line for the report
         progress.clear()
+    return _finish(args, (result, status), fmt)
+
+
+def _parallel(path: str, make_replay: MakeReplay, jobs: int, progress: Progress | None,
+              on_bad: Callable[[BadRecord], None]) -> tuple[ReplayResult, int]:
+    """Replay a JSON Lines file in ``jobs`` processes (:mod:`driftwatch.replay.parallel`);
+    the rejected lines are shown once the shares are merged, in order."""
+    from driftwatch.replay.parallel import run_parallel
+
+    status = EXIT_OK
+    tick = None if progress is None else progress.update
+    try:
+        result = run_parallel(path, make_replay, jobs, tick)
+    except KeyboardInterrupt as interrupt:
+        result = interrupt.args[0] if interrupt.args else make_replay().result(path, 0.0)
+        status = EXIT_INTERRUPTED
+    if progress is not None:
+        progress.clear()
+    for bad in result.bad_records:
+        on_bad(bad)
+    return result, status
+
+
+def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
+            fmt: EventFormat) -> int:
+    """Report the result; draw the figure; the exit status."""
+    from driftwatch.replay.plot import write_plot
+    from driftwatch.replay.report import render_text, to_json
+
+    result, status = outcome
+    plotting = bool(args.plot)
     if status == EXIT_INTERRUPTED:
         print("driftwatch replay: interrupted; the summary covers the records replayed so far",
               file=sys.stderr)
