@@ -13,7 +13,8 @@ import os
 import platform
 import sys
 
-BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory")
+BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
+              "replay")
 
 
 def _machine() -> str:
