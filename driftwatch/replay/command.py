@@ -116,6 +116,11 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--measures", metavar="NAME,...",
         help="measures to draw besides AUC (e.g. gmean,kappa); default: the watched ones",
     )
+    output.add_argument(
+        "--x-axis", choices=("auto", "events", "time"), default="auto",
+        help="the figure's x axis: each model's event count, or event time (UTC) to compare "
+             "with incidents by the clock; auto (default): time when every sampled record "
+             "carries one (the settings' ts field), else the event count")
     output.add_argument("--model", action="append", metavar="MODEL",
                         help="draw only this model (repeatable); default: every model, at "
                              "most 8")
@@ -299,7 +304,7 @@ def _parallel(path: str, make_replay: MakeReplay, jobs: int, progress: Progress 
 def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
             fmt: EventFormat) -> int:
     """Report the result; draw the figure; the exit status."""
-    from driftwatch.replay.plot import write_plot
+    from driftwatch.replay.plot import over_time, write_plot
     from driftwatch.replay.report import render_text, to_json
 
     result, status = outcome
@@ -317,7 +322,7 @@ def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
         return EXIT_NO_EVENTS if status == EXIT_OK else status
     if plotting and status == EXIT_OK:
         try:
-            drawn = write_plot(result, args.plot, args.model)
+            drawn = write_plot(result, args.plot, args.model, args.x_axis)
         except OSError as exc:
             return _fail(f"--plot {args.plot}: cannot write: {exc.strerror or exc}")
         if args.model and not drawn:
@@ -325,4 +330,9 @@ def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
                          f"{', '.join(result.snapshots) or 'none'}")
         print(f"driftwatch replay: figure written to {args.plot} "
               f"({len(drawn)} model{'s' if len(drawn) != 1 else ''})", file=sys.stderr)
+        untimed = [m for m in drawn if not over_time(result.series[m], args.x_axis)]
+        if args.x_axis == "time" and untimed:
+            print(f"driftwatch replay: --x-axis time: drawn over events for "
+                  f"{', '.join(untimed)}, whose records do not all carry an event time "
+                  f"(field {fmt.time_field!r})", file=sys.stderr)
     return status

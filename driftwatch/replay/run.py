@@ -229,7 +229,7 @@ class Replay:
         alarms = monitor.update(decoded.event)
         recorder = self._recorders.get(model)
         if recorder is not None and monitor.sampled:
-            recorder.sample(monitor)
+            recorder.sample(monitor, decoded.event.ts)
         if alarms:
             self._found(alarms, position, partition)
 
