@@ -91,11 +91,13 @@ X_AXES: tuple[str, ...] = ("auto", "events", "time")
 
 
 def over_time(series: Series, x_axis: XAxis) -> bool:
-    """Whether to draw ``series`` over event time: asked for (``time``) or, by default
-    (``auto``), when every sampled event carried a time; over the event count otherwise."""
+    """Whether to draw ``series`` over event time: asked for (``time``) or by default
+    (``auto``), when every sampled event carried a time and they span more than an instant;
+    over the event count otherwise."""
     if x_axis == "events" or not series.times:
         return False
-    return all(not math.isnan(t) for t in series.times)
+    # NaN fails both comparisons; one instant (a single sample) is no axis either.
+    return all(t == t for t in series.times) and max(series.times) > min(series.times)
 
 
 def write_plot(result: ReplayResult, path: str, models: Sequence[str] | None = None,

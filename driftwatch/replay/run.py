@@ -210,7 +210,10 @@ class Replay:
             if rank % shares != mine:
                 continue
             self.records += 1
-            self._event(decoded, number, None)
+            if rank < limit:
+                self._event(decoded, number, None)
+            else:
+                self._reject(number, None, None, self._too_many(decoded.model))
 
     def _event(self, decoded: Decoded, position: int, partition: int | None) -> None:
         """Give a decoded event to its model's monitor (created on first sight, within the
@@ -220,9 +223,7 @@ class Replay:
         if monitor is None:
             monitor = self._add(model)
             if monitor is None:
-                self._reject(position, partition, None, Rejected(
-                    TOO_MANY_MODELS, f"model {model!r} would exceed limits.max_models="
-                    f"{self._max_models}"))
+                self._reject(position, partition, None, self._too_many(model))
                 return
         self.events += 1
         self._events_seen = True
@@ -243,6 +244,10 @@ class Replay:
     def field_samples(self) -> list[tuple[int, tuple[str, ...]]]:
         """The sampled fields of rejected records, with their positions (for :func:`merge`)."""
         return list(self._field_samples)
+
+    def _too_many(self, model: str) -> Rejected:
+        return Rejected(TOO_MANY_MODELS, f"model {model!r} would exceed limits.max_models="
+                                         f"{self._max_models}")
 
     def _found(self, alarms: list[Alarm], position: int, partition: int | None) -> None:
         for alarm in alarms:
