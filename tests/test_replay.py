@@ -317,6 +317,7 @@ def test_progress_bar_redraws_at_most_every_interval() -> None:
     progress.update(60, 100, 6, 0)  # too soon: not drawn
     assert stream.text.count("\r") == 1
     assert "[" not in stream.text and "##############--------------   50%" in stream.text
+    assert re.search(r"ETA \d+:\d\d$", stream.text)  # half done: as long again as so far
 
 
 # ------------------------------------------------------------------------------------------

@@ -260,8 +260,8 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
             measures=measures, on_bad=on_bad if share is None else None, share=share,
         )
 
-    jobs = jobs_for(source.name, fmt, args.jobs) if isinstance(source, JsonLinesSource) else 1
-    if jobs > 1:
+    if isinstance(source, JsonLinesSource) and (jobs := jobs_for(source.name, fmt,
+                                                                 args.jobs)) > 1:
         source.close()  # each process reads the file itself
         return _finish(args, _parallel(source.name, make_replay, jobs, progress, on_bad), fmt)
     replay = make_replay()
@@ -292,7 +292,7 @@ def _parallel(path: str, make_replay: MakeReplay, jobs: int, progress: Progress 
     try:
         result = run_parallel(path, make_replay, jobs, tick)
     except KeyboardInterrupt as interrupt:
-        result = interrupt.args[0] if interrupt.args else make_replay().result(path, 0.0)
+        result = interrupt.args[0] if interrupt.args else make_replay((0, 1)).result(path, 0.0)
         status = EXIT_INTERRUPTED
     if progress is not None:
         progress.clear()

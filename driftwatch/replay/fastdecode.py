@@ -39,12 +39,13 @@ from driftwatch.io.decode import (
     decode,
 )
 
+Loads = Callable[[bytes], Any]
+
+_orjson_loads: Loads | None
 try:
     from orjson import loads as _orjson_loads
 except ImportError:  # the fast extra is not installed: the standard library's parser
     _orjson_loads = None
-
-Loads = Callable[[bytes], Any]
 
 _ABSENT = object()
 _new_event = Event.__new__
@@ -112,7 +113,7 @@ class FastDecoder:
     def _event(self, obj: Any) -> Decoded | None:
         if type(obj) is not dict:
             return None
-        raw = obj.get(self._label, _ABSENT)
+        raw: Any = obj.get(self._label, _ABSENT)
         y_true = self._classes.get((type(raw), raw))
         if y_true is None:
             return None

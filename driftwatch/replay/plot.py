@@ -155,7 +155,7 @@ def _utc(ts: float) -> datetime:
 
 
 def _figure(result: ReplayResult, models: Sequence[str], x_axis: XAxis = "auto") -> Any:
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, PercentFormatter
 
@@ -189,10 +189,12 @@ def _figure(result: ReplayResult, models: Sequence[str], x_axis: XAxis = "auto")
         strip.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         if axis.time:
             strip.set_xlabel("event time (UTC)")
-            locator = AutoDateLocator()
+            locator = AutoDateLocator()  # type: ignore[no-untyped-call]
             strip.xaxis.set_major_locator(locator)
-            strip.xaxis.set_major_formatter(ConciseDateFormatter(locator, tz=UTC))
-            main.set_xlim(_utc(axis.low), _utc(axis.high))
+            strip.xaxis.set_major_formatter(
+                ConciseDateFormatter(locator, tz=UTC))  # type: ignore[no-untyped-call]
+            main.set_xlim(date2num(_utc(axis.low)),  # type: ignore[no-untyped-call]
+                          date2num(_utc(axis.high)))  # type: ignore[no-untyped-call]
         else:
             strip.set_xlabel("processed events")
             strip.xaxis.set_major_formatter(thousands)
