@@ -8,6 +8,8 @@ Commands::
     driftwatch config show [--config FILE]   print the effective settings, secrets masked
     driftwatch demo [--scenario NAME ...]    embedded broker + simulated model + agent, live
     driftwatch simulate [--bootstrap ...]    produce simulated events to a Kafka cluster
+    driftwatch replay FILE [--config FILE]   run the monitors over recorded events (JSON Lines,
+                                             CSV or a Kafka range): alarms, measures, figure
 
 Exit status: 0 on success; 2 when settings are invalid (each problem is printed as
 ``path.to.key (ENV_NAME): message``) or the command line is wrong (argparse's usage error).

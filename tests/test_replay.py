@@ -317,6 +317,7 @@ def test_progress_bar_redraws_at_most_every_interval() -> None:
     progress.update(60, 100, 6, 0)  # too soon: not drawn
     assert stream.text.count("\r") == 1
     assert "[" not in stream.text and "##############--------------   50%" in stream.text
+    assert re.search(r"ETA \d+:\d\d$", stream.text)  # half done: as long again as so far
 
 
 # ------------------------------------------------------------------------------------------
@@ -505,3 +506,77 @@ def test_kafka_unknown_topic_exits_2(broker: Any, capsys: pytest.CaptureFixture[
 
     assert status == 2
     assert "kafka topic absent: no such topic" in err
+
+
+# ------------------------------------------------------------------------------------------
+# exit codes and hints scripts and people can trust
+
+
+def test_every_record_rejected_fails_and_names_the_fields(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"y": 1, "p": 0.9, "when": 1717200000}\n'
+                    '{"y": 0, "p": 0.2, "when": 1717200001, "extra": true}\n', encoding="utf-8")
+
+    status, out, err = replay(capsys, str(path), "--json")
+
+    assert status == 1
+    assert json.loads(out)["rejected"]["missing_field"] == 2  # the report is still printed
+    assert "no record became an event: all 2 rejected (missing_field 2)" in err
+    assert "the fields 'y', 'p', 'when', 'extra'" in err
+    assert "expects label 'label', score 'score'" in err
+
+
+def test_records_with_mapped_fields_pass_again(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("events: {label_field: y, score_field: p}\n", encoding="utf-8")
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"y": 1, "p": 0.9}\n{"y": 0, "p": 0.2}\n', encoding="utf-8")
+
+    status, _, err = replay(capsys, str(path), "--config", str(settings))
+
+    assert status == 0, err
+    assert "no record became an event" not in err
+
+
+def test_rejected_labels_name_the_classes(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"label": "yes", "score": 0.9}\n', encoding="utf-8")
+
+    status, _, err = replay(capsys, str(path))
+
+    assert status == 1
+    assert "(bad_label 1)" in err and "label classes 1/0" in err
+
+
+def test_semicolon_csv_gets_a_delimiter_hint(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "events.csv"
+    path.write_text("label;score\n1;0.9\n0;0.2\n", encoding="utf-8")
+
+    status, _, err = replay(capsys, str(path))
+
+    assert status == 2
+    assert "the header looks ';'-separated: try --delimiter ';'" in err
+    status, _, err = replay(capsys, str(path), "--delimiter", ";")
+    assert status == 0, err
+
+
+def test_tsv_files_default_to_tabs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "events.tsv"
+    path.write_text("label\tscore\n1\t0.9\n0\t0.2\n", encoding="utf-8")
+
+    report = replay_json(capsys, str(path))
+
+    assert report["events"] == 2
+
+
+def test_cli_docstring_lists_every_command() -> None:
+    import driftwatch.cli
+    from driftwatch.cli import build_parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for name in commands:
+        assert f"driftwatch {name}" in (driftwatch.cli.__doc__ or ""), name

@@ -303,6 +303,13 @@ class Monitor:
     def events(self) -> int:
         return self._events
 
+    @property
+    def sampled(self) -> bool:
+        """Whether the latest :meth:`update` sampled the windowed measures for their
+        detectors and floors: every ``sample_every`` events once the window is full (the
+        rule :meth:`update` applies). A replay records its figure's points here."""
+        return self._events % self._sample_every == 0 and len(self._window) == self._window_size
+
     def update(self, event: Event) -> list[Alarm]:
         """Take one event; return the alarms it raised (usually none)."""
         y_true, y_pred = event.y_true, event.y_pred

@@ -6,7 +6,9 @@ per-model monitors built from the same settings, and reports the alarms and fina
 optionally with a figure in the style of paper 000's Fig. 4/8.
 
 Modules: :mod:`~driftwatch.replay.sources` (reading records), :mod:`~driftwatch.replay.run`
-(records → monitors → alarms), :mod:`~driftwatch.replay.series` (measures at every sample,
+(records → monitors → alarms), :mod:`~driftwatch.replay.fastdecode` (the decoder's fast path
+for plainly valid records), :mod:`~driftwatch.replay.parallel` (a file of several models in
+several processes), :mod:`~driftwatch.replay.series` (measures at every sample,
 for the figure), :mod:`~driftwatch.replay.report` (table and JSON),
 :mod:`~driftwatch.replay.plot` (the figure), :mod:`~driftwatch.replay.progress` (the bar) and
 :mod:`~driftwatch.replay.command` (the CLI command). Only ``command`` is imported by the CLI,

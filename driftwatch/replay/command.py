@@ -4,7 +4,9 @@ Registered in :mod:`driftwatch.cli` by :func:`add_replay`; everything it needs b
 argparse is imported when the command runs, so ``driftwatch --help`` stays fast and a missing
 optional extra (matplotlib, kafka-python) only matters to the option that needs it.
 
-Exit status: 0 when the replay ran (whatever it found); 2 for invalid settings, a wrong
+Exit status: 0 when the replay ran and at least one record became an event (whatever the
+monitors found); 1 when records were read but every one was rejected (the message names the
+fields the records have and the fields the settings expect); 2 for invalid settings, a wrong
 command line, an input that cannot be read at all (no such file, a CSV header without a
 mapped column, an unknown topic) or a figure that cannot be drawn (unsupported file type,
 matplotlib missing: checked before replaying); 130 when interrupted (the summary of what was
@@ -19,15 +21,21 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from driftwatch.arguments import non_negative_int
+from driftwatch.arguments import non_negative_int, positive_int
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from driftwatch.io.decode import EventFormat
-    from driftwatch.replay.run import BadRecord, Replay
+    from driftwatch.replay.parallel import MakeReplay
+    from driftwatch.replay.progress import Progress
+    from driftwatch.replay.run import BadRecord, Replay, ReplayResult
     from driftwatch.replay.sources import Source
     from driftwatch.settings import Settings
 
 EXIT_OK = 0
+EXIT_NO_EVENTS = 1
+"""Records were read but none became an event: a backtest of nothing must not pass."""
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130
 
@@ -74,8 +82,10 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
              "label=y,score=p,model=m,ts=time,prediction=pred); default: the settings' field "
              "names. A mapped column missing from the header is an error",
     )
-    source.add_argument("--delimiter", default=",", metavar="CHAR",
-                        help="CSV field separator (default ','; '\\t' for tabs)")
+    source.add_argument("--delimiter", metavar="CHAR",
+                        help="CSV field separator (default ',', or a tab for .tsv files; "
+                             "';' for the CSV of spreadsheets with a decimal comma; '\\t' "
+                             "for tabs)")
     kafka = parser.add_argument_group("Kafka topic range (instead of FILE)")
     kafka.add_argument("--kafka-topic", metavar="TOPIC", help="replay this topic's records")
     kafka.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
@@ -86,6 +96,11 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     kafka.add_argument("--to-offset", type=non_negative_int, metavar="N",
                        help="stop before this offset in each partition (default: the end "
                             "when the replay starts)")
+    source.add_argument(
+        "--jobs", type=positive_int, metavar="N",
+        help="processes for a JSON Lines file of several models (each takes a share of the "
+             "models; results are identical); default: one per model seen in the file's "
+             "first lines, at most one per idle CPU; 1: one process")
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true",
                         help="print the report as one JSON document instead of tables")
@@ -101,6 +116,11 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--measures", metavar="NAME,...",
         help="measures to draw besides AUC (e.g. gmean,kappa); default: the watched ones",
     )
+    output.add_argument(
+        "--x-axis", choices=("auto", "events", "time"), default="auto",
+        help="the figure's x axis: each model's event count, or event time (UTC) to compare "
+             "with incidents by the clock; auto (default): time when every sampled record "
+             "carries one (the settings' ts field), else the event count")
     output.add_argument("--model", action="append", metavar="MODEL",
                         help="draw only this model (repeatable); default: every model, at "
                              "most 8")
@@ -137,6 +157,24 @@ def replay_command(args: argparse.Namespace) -> int:
     return _replay(args, settings, fmt, source, measures)
 
 
+def no_events(result: ReplayResult, fmt: EventFormat) -> str:
+    """Why nothing was replayed, in one message: the rejections, the fields the records have
+    and the fields the settings look for."""
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in result.rejected.items()
+                        if count)
+    have = ", ".join(repr(name) for name in result.fields_seen[:20]) or "none (no JSON object)"
+    if len(result.fields_seen) > 20:
+        have += ", ..."
+    return (
+        f"no record became an event: all {result.records:,} rejected ({reasons}). The records "
+        f"have the fields {have}; the settings' events section expects label "
+        f"{fmt.label_field!r}, score {fmt.score_field!r} (both required), prediction "
+        f"{fmt.prediction_field!r}, ts {fmt.time_field!r} and model {fmt.model_field!r}, "
+        f"with label classes {fmt.positive_label!r}/{fmt.negative_label!r}. Map them with "
+        f"events.label_field etc. in the settings (or --columns for CSV)"
+    )
+
+
 def _event_format(settings: Settings, from_file: bool) -> EventFormat:
     fmt = settings.events.event_format()
     if from_file and fmt.model_source == "key":
@@ -170,7 +208,8 @@ def _source(args: argparse.Namespace, settings: Settings, fmt: EventFormat) -> S
         raise SourceError("--bootstrap, --from-offset and --to-offset need --kafka-topic")
     kind = detect_format(args.file, args.format)
     if kind == "csv":
-        delimiter = "\t" if args.delimiter in ("\\t", "tab") else args.delimiter
+        delimiter = args.delimiter or ("\t" if args.file.lower().endswith(".tsv") else ",")
+        delimiter = "\t" if delimiter in ("\\t", "tab") else delimiter
         if len(delimiter) != 1:
             raise SourceError(f"--delimiter must be one character, got {args.delimiter!r}")
         return CsvSource(args.file, fmt, parse_columns(args.columns), delimiter)
@@ -182,11 +221,11 @@ def _source(args: argparse.Namespace, settings: Settings, fmt: EventFormat) -> S
 
 def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, source: Source,
             measures: tuple[str, ...] | None) -> int:
-    from driftwatch.replay.plot import write_plot
+    from driftwatch.replay.parallel import jobs_for
     from driftwatch.replay.progress import Progress
-    from driftwatch.replay.report import describe_bad, render_text, to_json
+    from driftwatch.replay.report import describe_bad
     from driftwatch.replay.run import Replay, run
-    from driftwatch.replay.sources import CsvSource, SourceError
+    from driftwatch.replay.sources import CsvSource, JsonLinesSource, SourceError
 
     progress = Progress(sys.stderr, source.name) \
         if args.progress or sys.stderr.isatty() else None
@@ -213,11 +252,19 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
     if isinstance(source, CsvSource):
         fmt = source.fmt  # field names = the file's column names, for clearer rejections
     plotting = bool(args.plot)
-    replay = Replay(
-        fmt, settings.monitoring.monitor_config, settings.limits.max_models,
-        series_models=(set(args.model) if args.model else None) if plotting else (),
-        measures=measures, on_bad=on_bad,
-    )
+
+    def make_replay(share: tuple[int, int] | None = None) -> Replay:
+        return Replay(
+            fmt, settings.monitoring.monitor_config, settings.limits.max_models,
+            series_models=(set(args.model) if args.model else None) if plotting else (),
+            measures=measures, on_bad=on_bad if share is None else None, share=share,
+        )
+
+    if isinstance(source, JsonLinesSource) and (jobs := jobs_for(source.name, fmt,
+                                                                 args.jobs)) > 1:
+        source.close()  # each process reads the file itself
+        return _finish(args, _parallel(source.name, make_replay, jobs, progress, on_bad), fmt)
+    replay = make_replay()
     status = EXIT_OK
     try:
         result = run(source, replay, source.name, tick if progress else None)
@@ -231,6 +278,37 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
     if progress is not None:
         tick(replay, force=True)  # the final count, then a clean line for the report
         progress.clear()
+    return _finish(args, (result, status), fmt)
+
+
+def _parallel(path: str, make_replay: MakeReplay, jobs: int, progress: Progress | None,
+              on_bad: Callable[[BadRecord], None]) -> tuple[ReplayResult, int]:
+    """Replay a JSON Lines file in ``jobs`` processes (:mod:`driftwatch.replay.parallel`);
+    the rejected lines are shown once the shares are merged, in order."""
+    from driftwatch.replay.parallel import run_parallel
+
+    status = EXIT_OK
+    tick = None if progress is None else progress.update
+    try:
+        result = run_parallel(path, make_replay, jobs, tick)
+    except KeyboardInterrupt as interrupt:
+        result = interrupt.args[0] if interrupt.args else make_replay((0, 1)).result(path, 0.0)
+        status = EXIT_INTERRUPTED
+    if progress is not None:
+        progress.clear()
+    for bad in result.bad_records:
+        on_bad(bad)
+    return result, status
+
+
+def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
+            fmt: EventFormat) -> int:
+    """Report the result; draw the figure; the exit status."""
+    from driftwatch.replay.plot import over_time, write_plot
+    from driftwatch.replay.report import render_text, to_json
+
+    result, status = outcome
+    plotting = bool(args.plot)
     if status == EXIT_INTERRUPTED:
         print("driftwatch replay: interrupted; the summary covers the records replayed so far",
               file=sys.stderr)
@@ -240,11 +318,11 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
         print(render_text(result, kafka=args.kafka_topic is not None), end="")
     sys.stdout.flush()  # the report before the notes below, when both go to one terminal
     if result.records and not result.events:
-        print("driftwatch replay: no record became an event; do the settings' events field "
-              "names and label classes match the input?", file=sys.stderr)
+        print(f"driftwatch replay: {no_events(result, fmt)}", file=sys.stderr)
+        return EXIT_NO_EVENTS if status == EXIT_OK else status
     if plotting and status == EXIT_OK:
         try:
-            drawn = write_plot(result, args.plot, args.model)
+            drawn = write_plot(result, args.plot, args.model, args.x_axis)
         except OSError as exc:
             return _fail(f"--plot {args.plot}: cannot write: {exc.strerror or exc}")
         if args.model and not drawn:
@@ -252,4 +330,9 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
                          f"{', '.join(result.snapshots) or 'none'}")
         print(f"driftwatch replay: figure written to {args.plot} "
               f"({len(drawn)} model{'s' if len(drawn) != 1 else ''})", file=sys.stderr)
+        untimed = [m for m in drawn if not over_time(result.series[m], args.x_axis)]
+        if args.x_axis == "time" and untimed:
+            print(f"driftwatch replay: --x-axis time: drawn over events for "
+                  f"{', '.join(untimed)}, whose records do not all carry an event time "
+                  f"(field {fmt.time_field!r})", file=sys.stderr)
     return status

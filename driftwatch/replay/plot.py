@@ -22,12 +22,14 @@ Reference:
 from __future__ import annotations
 
 import base64
+import bisect
 import html
 import io
 import math
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from driftwatch.core.monitor import ERROR_STREAM, Alarm
 from driftwatch.replay.run import ReplayAlarm, ReplayResult
@@ -84,14 +86,33 @@ def name_of(measure: str) -> str:
     return DISPLAY_NAMES.get(measure, measure)
 
 
-def write_plot(result: ReplayResult, path: str, models: Sequence[str] | None = None) -> list[str]:
+XAxis = Literal["auto", "events", "time"]
+X_AXES: tuple[str, ...] = ("auto", "events", "time")
+
+
+def over_time(series: Series, x_axis: XAxis) -> bool:
+    """Whether to draw ``series`` over event time: asked for (``time``) or by default
+    (``auto``), when every sampled event carried a time and they span more than an instant;
+    over the event count otherwise."""
+    if x_axis == "events" or not series.times:
+        return False
+    # NaN fails both comparisons; one instant (a single sample) is no axis either.
+    return all(t == t for t in series.times) and max(series.times) > min(series.times)
+
+
+def write_plot(result: ReplayResult, path: str, models: Sequence[str] | None = None,
+               x_axis: XAxis = "auto") -> list[str]:
     """Draw the figure of ``result`` (one panel per recorded model, or per ``models``) into
-    ``path`` (``.png``, ``.svg`` or ``.html``); return the models drawn."""
+    ``path`` (``.png``, ``.svg`` or ``.html``); return the models drawn.
+
+    ``x_axis``: ``events`` draws over each model's event count; ``time`` over event time
+    (UTC) for every model whose sampled events all carried one; ``auto`` (the default) is
+    ``time`` when they did, so incidents can be found by the clock."""
     kind = plot_kind(path)
     chosen = [m for m in (models or result.series) if m in result.series]
     if models is None:
         chosen = chosen[:MAX_PANELS]
-    figure = _figure(result, chosen)
+    figure = _figure(result, chosen, x_axis)
     if kind == ".html":
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
@@ -103,7 +124,38 @@ def write_plot(result: ReplayResult, path: str, models: Sequence[str] | None = N
     return chosen
 
 
-def _figure(result: ReplayResult, models: Sequence[str]) -> Any:
+class _Axis:
+    """Where an event count or an alarm lands on one panel's x axis."""
+
+    def __init__(self, series: Series, time: bool) -> None:
+        self.time = time
+        self._series = series
+        if time:
+            self.values: list[Any] = [_utc(t) for t in series.times]
+            self.low, self.high = min(series.times), max(series.times)
+        else:
+            self.values = list(series.events)
+            self.low, self.high = 0.0, float(series.events[-1] if series.events else 1)
+
+    def of_alarm(self, alarm: Alarm) -> tuple[Any, float]:
+        """The alarm's position (for drawing) and its fraction of the axis (for labels)."""
+        if not self.time:
+            value: float = alarm.event_count
+        elif alarm.event_time is not None:
+            value = alarm.event_time
+        else:  # the event had no time: the time of the nearest sample
+            index = bisect.bisect_left(self._series.events, alarm.event_count)
+            value = self._series.times[min(index, len(self._series.times) - 1)]
+        span = self.high - self.low or 1.0
+        return (_utc(value) if self.time else value), (value - self.low) / span
+
+
+def _utc(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
+def _figure(result: ReplayResult, models: Sequence[str], x_axis: XAxis = "auto") -> Any:
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, PercentFormatter
 
@@ -121,33 +173,42 @@ def _figure(result: ReplayResult, models: Sequence[str]) -> Any:
         return figure
     for index, model in enumerate(models):
         series = result.series[model]
+        axis = _Axis(series, over_time(series, x_axis))
         main = figure.add_subplot(grid[2 * index, 0])
         strip = figure.add_subplot(grid[2 * index + 1, 0], sharex=main)
         alarms = [a for a in result.alarms if a.alarm.model == model]
-        _draw_measures(main, series, headroom=bool(alarms))
-        _draw_alarms(main, series, alarms, result)
-        _draw_strip(strip, series)
+        _draw_measures(main, series, axis, headroom=bool(alarms))
+        _draw_alarms(main, series, axis, alarms, result)
+        _draw_strip(strip, series, axis)
         main.set_title(
             f"model {model}: prequential measures over a window of d = "
             f"{series.window_size:,} events, sampled every {series.sample_every}",
             loc="left", fontsize=10.5)
         main.tick_params(labelbottom=False)
         main.set_ylabel("measure value")
-        strip.set_xlabel("processed events")
-        strip.xaxis.set_major_formatter(thousands)
         strip.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-        last = series.events[-1] if series.events else 1
-        main.set_xlim(0, last)
+        if axis.time:
+            strip.set_xlabel("event time (UTC)")
+            locator = AutoDateLocator()  # type: ignore[no-untyped-call]
+            strip.xaxis.set_major_locator(locator)
+            strip.xaxis.set_major_formatter(
+                ConciseDateFormatter(locator, tz=UTC))  # type: ignore[no-untyped-call]
+            main.set_xlim(date2num(_utc(axis.low)),  # type: ignore[no-untyped-call]
+                          date2num(_utc(axis.high)))  # type: ignore[no-untyped-call]
+        else:
+            strip.set_xlabel("processed events")
+            strip.xaxis.set_major_formatter(thousands)
+            main.set_xlim(axis.low, axis.high)
         main.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8.5, frameon=False,
                     handlelength=2.6)
     return figure
 
 
-def _draw_measures(axes: Any, series: Series, headroom: bool) -> None:
-    x = series.events
+def _draw_measures(axes: Any, series: Series, axis: _Axis, headroom: bool) -> None:
+    x = axis.values
     colors = iter(MEASURE_COLORS * 3)
     settled: list[float] = []  # values once the window has filled: they set the y range
-    full = next((i for i, n in enumerate(x) if n >= series.window_size), 0)
+    full = next((i for i, n in enumerate(series.events) if n >= series.window_size), 0)
     for name in series.measures:
         color = AUC_COLOR if name == "auc" else next(colors)
         raw = series.raw[name]
@@ -166,7 +227,7 @@ def _draw_measures(axes: Any, series: Series, headroom: bool) -> None:
                       label=f"{name_of(name)} threshold (floor {series.floors[name]:g},\n"
                             "adjusted to the class ratio)")
         settled += [v for curve in curves for v in curve[full:] if not math.isnan(v)]
-    if series.window_size < (x[-1] if x else 0):
+    if not axis.time and series.window_size < (series.events[-1] if series.events else 0):
         axes.axvspan(0, series.window_size, color="#e9ecef", alpha=0.7, lw=0, zorder=0)
         axes.text(series.window_size / 2, 0.02, "window\nfilling", ha="center", va="bottom",
                   fontsize=7, color="#6c757d", transform=axes.get_xaxis_transform())
@@ -182,11 +243,10 @@ def _draw_measures(axes: Any, series: Series, headroom: bool) -> None:
         axes.spines[side].set_visible(False)
 
 
-def _draw_alarms(axes: Any, series: Series, alarms: Sequence[ReplayAlarm],
+def _draw_alarms(axes: Any, series: Series, axis: _Axis, alarms: Sequence[ReplayAlarm],
                  result: ReplayResult) -> None:
     config = result.configs[series.model]
     normalized_watch = {w.measure for w in config.watches if w.normalized}
-    last = series.events[-1] if series.events else 1
     rows: list[float] = []  # per label row, the x (axes fraction) where its last label ends
     seen_kinds: set[tuple[str, str]] = set()
     for found in alarms:
@@ -200,19 +260,18 @@ def _draw_alarms(axes: Any, series: Series, alarms: Sequence[ReplayAlarm],
             seen_kinds.add(kind)
             label = "threshold alarm (below floor)" if alarm.detector == "threshold" \
                 else f"{detector} {alarm.level}"
-        axes.axvline(alarm.event_count, color=color, lw=1.2, ls=style, alpha=0.9,
-                     label=label, zorder=1)
+        where, x = axis.of_alarm(alarm)
+        axes.axvline(where, color=color, lw=1.2, ls=style, alpha=0.9, label=label, zorder=1)
         if alarm.measure in series.raw:
             on_normalized = alarm.measure in normalized_watch and alarm.detector != "threshold"
             y = alarm.normalized if on_normalized else alarm.value
             if not math.isnan(y):
-                axes.plot([alarm.event_count], [y], marker="o", ms=6.5, mfc="white", mec=color,
+                axes.plot([where], [y], marker="o", ms=6.5, mfc="white", mec=color,
                           mew=1.8, zorder=5)
         # Label in the first of LABEL_ROWS rows where it overlaps no earlier label, right of
         # its line (left of it near the right edge); with no room, the line and the marker
         # stay unlabelled (the summary table lists every alarm).
         text = _alarm_text(alarm, detector, alarm.measure in normalized_watch)
-        x = alarm.event_count / last
         width = 0.0062 * max(len(line) for line in text.split("\n")) + 0.008
         flip = x + 0.003 + width > 1.0
         left = x - 0.003 - width if flip else x + 0.003
@@ -238,8 +297,8 @@ def _alarm_text(alarm: Alarm, detector: str, normalized: bool) -> str:
            f"{alarm.level} @ {alarm.event_count:,}"
 
 
-def _draw_strip(axes: Any, series: Series) -> None:
-    x, share = series.events, series.positive_share
+def _draw_strip(axes: Any, series: Series, axis: _Axis) -> None:
+    x, share = axis.values, series.positive_share
     axes.fill_between(x, share, color="#adb5bd", alpha=0.55, lw=0, step="post")
     axes.plot(x, share, color="#495057", lw=1.0, drawstyle="steps-post")
     finite = [v for v in share if not math.isnan(v)]

@@ -15,8 +15,18 @@ from typing import TextIO
 BAR_WIDTH = 28
 
 
+def format_duration(seconds: float) -> str:
+    """``0:42``, ``12:05``, ``3:02:10``: minutes and seconds, hours when there are any."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 class Progress:
-    """Draws ``[#####-----]  42%  8,400 records  52,000/s  alarms 1`` on ``stream``.
+    """Draws ``[#####-----]  42%  8,400 records  52,000/s  alarms 1  ETA 0:12`` on
+    ``stream``; the estimate assumes the rest goes at the rate so far (files only: a total
+    must be known).
 
     Parameters:
         stream: where to draw (stderr).
@@ -43,14 +53,19 @@ class Progress:
         self._drawn_at = now
         elapsed = max(now - self._start, 1e-9)
         parts = [self._label]
+        eta = None
         if total:
             share = min(done / total, 1.0)
             filled = round(share * BAR_WIDTH)
             parts.append(self._full * filled + self._empty * (BAR_WIDTH - filled))
             parts.append(f"{share:4.0%}")
+            if 0 < share < 1:
+                eta = elapsed * (1 - share) / share  # the rate so far, over what remains
         parts.append(f"{records:,} records")
         parts.append(f"{records / elapsed:,.0f}/s")
         parts.append(f"alarms {alarms}")
+        if eta is not None:
+            parts.append(f"ETA {format_duration(eta)}")
         line = "  ".join(parts)
         padding = " " * max(0, self._width - len(line))
         self._stream.write("\r" + line + padding)

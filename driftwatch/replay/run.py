@@ -6,18 +6,26 @@ settings' events format, its event goes to its model's :class:`~driftwatch.core.
 would log — alarms and rejected records — is collected instead, with where each happened.
 Same settings, same events, same order: the same alarms as the agent.
 
-It runs as fast as the monitors do: per record one decode and one monitor update; the
-optional series for the figure cost one read per sample (:mod:`driftwatch.replay.series`).
+It runs about as fast as the monitors do: JSON Lines are read in chunks
+(:meth:`Replay.process_lines`) and plainly valid records take the fast decoder's path
+(:mod:`driftwatch.replay.fastdecode`), so per record what remains is mostly the monitor
+update; the optional series for the figure cost one read per sample
+(:mod:`driftwatch.replay.series`). A file of several models can be split between processes
+by model (:mod:`driftwatch.replay.parallel`): a :class:`Replay` given a ``share`` decodes
+every line but processes only its share of the models, and the shares merge into the result
+one process gives.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected
+from driftwatch.replay.fastdecode import FastDecoder
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
 
@@ -26,6 +34,11 @@ TOO_MANY_MODELS = "too_many_models"
 
 MAX_KEPT_BAD_RECORDS = 1000
 """Bad records kept with their position; all are counted. Bounds memory on a garbage file."""
+
+FIELD_SAMPLE_RECORDS = 5
+"""While no record has become an event, the top-level fields of this many rejected JSON
+objects are kept, so a replay that rejects everything can say which fields the records have
+(most often the settings name other fields than the producer writes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +74,9 @@ class ReplayResult:
     configs: dict[str, MonitorConfig] = field(default_factory=dict)
     series: dict[str, Series] = field(default_factory=dict)
     seconds: float = 0.0
+    fields_seen: tuple[str, ...] = ()
+    """The top-level fields of the first rejected JSON objects, in order of appearance
+    (collected only while no record has become an event)."""
 
     @property
     def rejected_total(self) -> int:
@@ -83,13 +99,18 @@ class Replay:
             empty: for none (the default: recording costs a little per sample).
         measures: the measures to record; None: AUC and the watched ones of each model.
         on_bad, on_alarm: called as bad records and alarms occur (e.g. to print them).
+        share: ``(k, n)``: process only share k of n of a JSON Lines file (the models whose
+            rank by first event is k modulo n, and the rejected lines whose number is);
+            :func:`merge` joins the n results. None: everything.
     """
 
     def __init__(self, fmt: EventFormat, config_for: Callable[[str], MonitorConfig],
                  max_models: int, *, series_models: Collection[str] | None = (),
                  measures: tuple[str, ...] | None = None, on_bad: OnBad | None = None,
-                 on_alarm: OnAlarm | None = None) -> None:
+                 on_alarm: OnAlarm | None = None, share: tuple[int, int] | None = None) -> None:
         self._fmt = fmt
+        self._decoder = FastDecoder(fmt)
+        self._decode = self._decoder.__call__
         self._config_for = config_for
         self._max_models = max_models
         self._series_models = series_models
@@ -104,31 +125,133 @@ class Replay:
         self._rejected = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
         self._bad: list[BadRecord] = []
         self._alarms: list[ReplayAlarm] = []
+        self._field_samples: list[tuple[int, tuple[str, ...]]] = []  # (position, fields)
+        self._events_seen = False  # whether any record became an event (in any share)
+        self._share = share
+        self._model_index: dict[str, int] = {}  # model → its rank by first event (shares)
 
     def process(self, record: Record) -> None:
         """Decode one record and give its event to its model's monitor (or count it)."""
         self.records += 1
-        result: Decoded | Rejected = record.rejected or decode(record.value, record.key,
-                                                               self._fmt)
+        result: Decoded | Rejected = record.rejected or self._decode(record.value, record.key)
         if isinstance(result, Rejected):
-            self._reject(record, result)
+            self._reject(record.position, record.partition, record.value, result)
+        else:
+            self._event(result, record.position, record.partition)
+
+    def process_lines(self, lines: Sequence[bytes], first: int) -> None:
+        """Replay a run of JSON Lines lines numbered from ``first``: the same as one
+        :meth:`process` per non-blank line, without a :class:`Record` per line.
+
+        Each line goes through the fast decoder's plainly-valid path; any other line (blank,
+        too long, invalid, or merely unusual) takes the general path with its line ending
+        removed, as :class:`~driftwatch.replay.sources.JsonLinesSource` would yield it.
+        """
+        if self._share is not None:
+            self._process_share(lines, first)
             return
-        model = result.model
+        fast = self._decoder.fast
+        monitors = self._monitors
+        recorders = self._recorders
+        records = 0
+        for number, line in enumerate(lines, first):
+            decoded = fast(line)
+            if decoded is None:
+                value = line.rstrip(b"\r\n")
+                if value.strip():
+                    self.records += records + 1
+                    records = 0
+                    result = self._decode(value, None)
+                    if isinstance(result, Rejected):
+                        self._reject(number, None, value, result)
+                    else:
+                        self._event(result, number, None)
+                continue
+            records += 1
+            monitor = monitors.get(decoded.model)
+            if monitor is None or decoded.model in recorders:
+                self.records += records
+                records = 0
+                self._event(decoded, number, None)
+                continue
+            self.events += 1
+            alarms = monitor.update(decoded.event)
+            if alarms:
+                self._found(alarms, number, None)
+        self.records += records
+
+    def _process_share(self, lines: Sequence[bytes], first: int) -> None:
+        """:meth:`process_lines` for one share: every line is decoded, so that each share
+        ranks the models alike (and knows whether any record became an event), but only the
+        share's records are counted and given to monitors."""
+        assert self._share is not None
+        mine, shares = self._share
+        fast = self._decoder.fast
+        ranks = self._model_index
+        limit = self._max_models
+        for number, line in enumerate(lines, first):
+            decoded = fast(line)
+            if decoded is None:
+                value = line.rstrip(b"\r\n")
+                if not value.strip():
+                    continue
+                result = self._decode(value, None)
+                if isinstance(result, Rejected):
+                    if number % shares == mine:
+                        self.records += 1
+                        self._reject(number, None, value, result)
+                    continue
+                decoded = result
+            rank = ranks.get(decoded.model)
+            if rank is None:
+                rank = ranks[decoded.model] = len(ranks)
+            if rank < limit:
+                self._events_seen = True
+            if rank % shares != mine:
+                continue
+            self.records += 1
+            if rank < limit:
+                self._event(decoded, number, None)
+            else:
+                self._reject(number, None, None, self._too_many(decoded.model))
+
+    def _event(self, decoded: Decoded, position: int, partition: int | None) -> None:
+        """Give a decoded event to its model's monitor (created on first sight, within the
+        limit) and record its alarms and figure samples."""
+        model = decoded.model
         monitor = self._monitors.get(model)
         if monitor is None:
             monitor = self._add(model)
             if monitor is None:
-                self._reject(record, Rejected(
-                    TOO_MANY_MODELS, f"model {model!r} would exceed limits.max_models="
-                    f"{self._max_models}"))
+                self._reject(position, partition, None, self._too_many(model))
                 return
         self.events += 1
-        alarms = monitor.update(result.event)
+        self._events_seen = True
+        alarms = monitor.update(decoded.event)
         recorder = self._recorders.get(model)
-        if recorder is not None and monitor.events % monitor.config.sample_every == 0:
-            recorder.sample(monitor)
+        if recorder is not None and monitor.sampled:
+            recorder.sample(monitor, decoded.event.ts)
+        if alarms:
+            self._found(alarms, position, partition)
+
+    def ranks(self) -> dict[str, int]:
+        """Each monitored model's rank among the models by first event (the order in which
+        a single replay creates their monitors)."""
+        if self._share is None:
+            return {model: rank for rank, model in enumerate(self._monitors)}
+        return {model: self._model_index[model] for model in self._monitors}
+
+    def field_samples(self) -> list[tuple[int, tuple[str, ...]]]:
+        """The sampled fields of rejected records, with their positions (for :func:`merge`)."""
+        return list(self._field_samples)
+
+    def _too_many(self, model: str) -> Rejected:
+        return Rejected(TOO_MANY_MODELS, f"model {model!r} would exceed limits.max_models="
+                                         f"{self._max_models}")
+
+    def _found(self, alarms: list[Alarm], position: int, partition: int | None) -> None:
         for alarm in alarms:
-            found = ReplayAlarm(alarm, record.position, record.partition)
+            found = ReplayAlarm(alarm, position, partition)
             self._alarms.append(found)
             self.alarm_count += 1
             if self._on_alarm is not None:
@@ -144,13 +267,24 @@ class Replay:
             self._recorders[model] = SeriesRecorder(model, config, measures)
         return monitor
 
-    def _reject(self, record: Record, rejected: Rejected) -> None:
+    def _reject(self, position: int, partition: int | None, value: bytes | None,
+                rejected: Rejected) -> None:
         self._rejected[rejected.reason] = self._rejected.get(rejected.reason, 0) + 1
-        bad = BadRecord(record.position, record.partition, rejected.reason, rejected.detail)
+        bad = BadRecord(position, partition, rejected.reason, rejected.detail)
         if len(self._bad) < MAX_KEPT_BAD_RECORDS:
             self._bad.append(bad)
+        if not self._events_seen and len(self._field_samples) < FIELD_SAMPLE_RECORDS:
+            self._sample_fields(position, value)
         if self._on_bad is not None:
             self._on_bad(bad)
+
+    def _sample_fields(self, position: int, value: bytes | None) -> None:
+        try:
+            obj = json.loads(value) if value else None
+        except (ValueError, RecursionError):
+            return
+        if isinstance(obj, dict):
+            self._field_samples.append((position, tuple(map(str, obj))))
 
     def result(self, source: str, seconds: float) -> ReplayResult:
         """What the replay found so far; snapshots are taken now."""
@@ -168,14 +302,65 @@ class Replay:
             configs={m: monitor.config for m, monitor in self._monitors.items()},
             series={m: r.series for m, r in self._recorders.items()},
             seconds=seconds,
+            fields_seen=_fields(self._field_samples),
         )
+
+
+def _fields(samples: Iterable[tuple[int, tuple[str, ...]]]) -> tuple[str, ...]:
+    """The fields of the first FIELD_SAMPLE_RECORDS samples by position, in order, once."""
+    first = sorted(samples, key=lambda sample: sample[0])[:FIELD_SAMPLE_RECORDS]
+    return tuple(dict.fromkeys(name for _, names in first for name in names))
+
+
+def merge(source: str, parts: Sequence[tuple[ReplayResult, dict[str, int],
+                                             list[tuple[int, tuple[str, ...]]]]],
+          seconds: float) -> ReplayResult:
+    """One result from the results of the shares of one file (each with its models' ranks
+    and its field samples): what a single replay of the file gives. Alarms and bad records
+    are ordered by line (a line is one record, so no two shares hold the same one), models
+    by rank."""
+    models = sorted(((rank, model, part) for part, ranks, _ in parts
+                     for model, rank in ranks.items()), key=lambda item: item[0])
+    rejected: dict[str, int] = {}
+    for part, _, _ in parts:
+        for reason, count in part.rejected.items():
+            rejected[reason] = rejected.get(reason, 0) + count
+    bad = sorted((b for part, _, _ in parts for b in part.bad_records),
+                 key=lambda b: b.position)
+    alarms = sorted((a for part, _, _ in parts for a in part.alarms), key=lambda a: a.position)
+    return ReplayResult(
+        source=source,
+        records=sum(part.records for part, _, _ in parts),
+        events=sum(part.events for part, _, _ in parts),
+        rejected=rejected,
+        bad_records=bad[:MAX_KEPT_BAD_RECORDS],
+        alarms=alarms,
+        snapshots={model: part.snapshots[model] for _, model, part in models},
+        configs={model: part.configs[model] for _, model, part in models},
+        series={model: part.series[model] for _, model, part in models
+                if model in part.series},
+        seconds=seconds,
+        fields_seen=_fields(sample for _, _, samples in parts for sample in samples),
+    )
 
 
 def run(records: Iterable[Record], replay: Replay, source: str,
         tick: Callable[[Replay], None] | None = None, tick_every: int = 2048) -> ReplayResult:
-    """Feed every record to ``replay``; call ``tick`` every ``tick_every`` records (for a
-    progress bar: a clock read there, not per record) and return the result."""
+    """Feed every record to ``replay``; call ``tick`` every ``tick_every`` records, or after
+    each chunk of a source read in chunks (for a progress bar: a clock read there, not per
+    record), and return the result.
+
+    A source with a ``chunks()`` method (JSON Lines) is read in bulk and replayed by
+    :meth:`Replay.process_lines`; any other record by record.
+    """
     start = time.perf_counter()
+    chunks = getattr(records, "chunks", None)
+    if chunks is not None:
+        for first, lines in chunks():
+            replay.process_lines(lines, first)
+            if tick is not None:
+                tick(replay)
+        return replay.result(source, time.perf_counter() - start)
     process = replay.process
     if tick is None:
         for record in records:

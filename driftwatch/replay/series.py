@@ -1,8 +1,9 @@
 """The measures of one model over a replay, recorded at every sample, for the figure.
 
 Why at every sample: the monitor's detectors see the measures once every ``sample_every``
-events, so the figure shows exactly the values the alarms were raised on, and recording costs
-nothing on the other events. What a sample costs: one O(1) window read per measure, one
+events once its window is full (:attr:`~driftwatch.core.monitor.Monitor.sampled`), so the
+figure shows exactly the values the alarms were raised on, and recording costs nothing on
+the other events. What a sample costs: one O(1) window read per measure, one
 O(min(P, N)) normalization per normalizable measure, and the raw thresholds of the watched
 floors, which the monitor has just computed for the same class counts (the cached
 :func:`~driftwatch.core.normalization.threshold` answers them).
@@ -44,7 +45,9 @@ class Series:
     """One model's measures at each sample (every ``sample_every`` of its events).
 
     Attributes:
-        events: the model's event count at each sample (the x axis).
+        events: the model's event count at each sample (the x axis by default).
+        times: the event time of the sampled event (seconds since the epoch; NaN when the
+            record had none): the x axis when the figure is drawn over time.
         positive_share: P / (P + N) in the window at each sample (NaN while empty).
         raw: measure → raw values.
         normalized: measure → class-ratio-normalized values (measures of paper 003 only).
@@ -58,6 +61,7 @@ class Series:
     measures: tuple[str, ...]
     floors: dict[str, float]
     events: list[int] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
     positive_share: list[float] = field(default_factory=list)
     raw: dict[str, list[float]] = field(default_factory=dict)
     normalized: dict[str, list[float]] = field(default_factory=dict)
@@ -73,8 +77,9 @@ class Series:
 
 
 class SeriesRecorder:
-    """Records a :class:`Series` from a monitor; call :meth:`sample` after each update whose
-    event count is a multiple of ``sample_every`` (the replay does)."""
+    """Records a :class:`Series` from a monitor; call :meth:`sample` after each update that
+    sampled (:attr:`~driftwatch.core.monitor.Monitor.sampled`; the replay does), with the
+    event's time."""
 
     __slots__ = ("series",)
 
@@ -83,12 +88,13 @@ class SeriesRecorder:
                   if w.floor is not None and w.measure in measures}
         self.series = Series(model, config.window_size, config.sample_every, measures, floors)
 
-    def sample(self, monitor: Monitor) -> None:
+    def sample(self, monitor: Monitor, ts: float | None = None) -> None:
         series = self.series
         window = monitor.window
         positives, negatives = window.positives, window.negatives
         total = positives + negatives
         series.events.append(monitor.events)
+        series.times.append(math.nan if ts is None else ts)
         series.positive_share.append(positives / total if total else math.nan)
         for name in series.measures:
             value = window.measure(name)

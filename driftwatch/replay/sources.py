@@ -43,6 +43,10 @@ BAD_CSV = "bad_csv"
 STDIN = "-"
 """The file name that reads standard input."""
 
+CHUNK_BYTES = 1 << 20
+"""JSON Lines are read about this many bytes at a time (a few thousand lines): few enough
+calls for the reading to cost nothing per line, often enough for a live progress bar."""
+
 
 class SourceError(Exception):
     """The input cannot be replayed at all; ``str()`` is one line naming the problem."""
@@ -138,16 +142,30 @@ class JsonLinesSource:
         counter = self._counter
         return (0, None) if counter is None else (counter.done, counter.total)
 
+    def close(self) -> None:
+        """Close the file without reading it (when other processes read it instead)."""
+        if self._handle is not sys.stdin.buffer:
+            self._handle.close()
+
     def __iter__(self) -> Iterator[Record]:
+        for first, lines in self.chunks():
+            for number, line in enumerate(lines, first):
+                value = line.rstrip(b"\r\n")
+                if value.strip():
+                    yield Record(value, None, number)
+
+    def chunks(self, size: int = CHUNK_BYTES) -> Iterator[tuple[int, list[bytes]]]:
+        """The file's lines in runs of about ``size`` bytes, as (number of the first line,
+        the lines with their line endings, blank ones included): what a replay reads in bulk
+        (:meth:`driftwatch.replay.run.Replay.process_lines`)."""
         handle = self._handle
         counter = self._counter = _ByteCounter(handle)
+        first = 1
         try:
-            for number, line in enumerate(handle, start=1):
-                counter.done += len(line)
-                value = line.rstrip(b"\r\n")
-                if not value.strip():
-                    continue
-                yield Record(value, None, number)
+            while lines := handle.readlines(size):
+                counter.done += sum(map(len, lines))
+                yield first, lines
+                first += len(lines)
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
@@ -211,6 +229,7 @@ class CsvSource:
         self.name = path
         self._explicit = dict(columns or {})
         self._columns = {**default_columns(fmt), **self._explicit}
+        self._delimiter = delimiter
         self._handle = _open_binary(path)
         self._counter = _ByteCounter(self._handle)
         # The header is read now, so a missing column is reported before the replay starts.
@@ -280,9 +299,20 @@ class CsvSource:
                     f"--columns {role}=COLUMN")
                 raise SourceError(
                     f"{self.name}: no column {column!r} ({how}); the header has: "
-                    f"{', '.join(header) or '(nothing)'}"
+                    f"{', '.join(header) or '(nothing)'}{self._delimiter_hint(header)}"
                 )
         return indices
+
+    def _delimiter_hint(self, header: Sequence[str]) -> str:
+        """A hint when the header is one cell that another separator would split: a
+        semicolon-separated file (the CSV of spreadsheets in locales whose decimal mark is a
+        comma) read with the default comma, say."""
+        if len(header) != 1:
+            return ""
+        for candidate, spelled in ((";", "';'"), ("\t", "'\\t'"), ("|", "'|'"), (",", "','")):
+            if candidate != self._delimiter and candidate in header[0]:
+                return f"; the header looks {spelled}-separated: try --delimiter {spelled}"
+        return ""
 
     def _event_format(self, fmt: EventFormat) -> EventFormat:
         # Field names are the CSV column names, so a rejection's detail names the column

@@ -1,0 +1,206 @@
+"""Records per second through ``driftwatch replay``, beside the per-record path it replaced.
+
+The reference is the replay as it was before chunked reading, the fast decoder and the
+processes (:func:`per_record_replay`, kept here verbatim in substance): a
+:class:`~driftwatch.replay.sources.Record` per line, the agent's
+:func:`~driftwatch.io.decode.decode` per record, and a monitor per model. Both run the same
+seeded files with the default settings, interleaved, and the median of a few repeats is
+reported with the ratio measured in the same run, in wall time and in this process's CPU time
+(on a shared machine the CPU time is the steadier measure of a one-process path; the
+processes' row can only be timed on the wall):
+
+- one model, 200 000 records (100 000 in ``--quick``): what a month of one model looks like;
+- four models interleaved, the same count: one process, then one process per model up to
+  the machine's CPUs (``--jobs``), which only helps when cores are idle;
+- as a ceiling for one process, the monitor updates alone on events decoded in advance:
+  what a replay would reach if reading and decoding were free.
+
+Each row also checks that the result (everything the report shows) is the reference's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.replay.fastdecode import json_library
+from driftwatch.replay.parallel import available, run_parallel
+from driftwatch.replay.report import to_json
+from driftwatch.replay.run import (
+    MAX_KEPT_BAD_RECORDS,
+    TOO_MANY_MODELS,
+    BadRecord,
+    Replay,
+    ReplayAlarm,
+    ReplayResult,
+    run,
+)
+from driftwatch.replay.sources import JsonLinesSource
+from driftwatch.simulate import generate
+
+START_TS = 1_717_200_000
+
+
+def write_file(path: Path, models: int, records: int, seed: int = 3) -> None:
+    """``records`` events, AUC 0.9 dropping to 0.8 halfway, of ``models`` interleaved models."""
+    per_model = records // models
+    streams = [generate("sudden_auc_drop", seed=seed + m, length=per_model,
+                        change_at=per_model // 2, auc=0.9, drop=0.1, positive_share=0.3,
+                        start_ts=START_TS, rate=1.0) for m in range(models)]
+    with path.open("w", encoding="utf-8") as out:
+        for events in zip(*streams, strict=True):
+            for m, event in enumerate(events):
+                record: dict[str, Any] = {"label": event.y_true,
+                                          "score": round(event.y_score, 4),
+                                          "ts": int(event.ts or START_TS)}
+                if models > 1:
+                    record["model"] = f"model-{m}"
+                out.write(json.dumps(record) + "\n")
+
+
+def per_record_replay(path: str, fmt: EventFormat, config_for: Callable[[str], MonitorConfig],
+                      max_models: int) -> ReplayResult:
+    """The replay before this change: one Record and one ``decode`` per line, one monitor
+    per model (the loop of ``Replay.process``, without the figure's series)."""
+    start = time.perf_counter()
+    monitors: dict[str, Monitor] = {}
+    rejected = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
+    bad: list[BadRecord] = []
+    alarms: list[ReplayAlarm] = []
+    records = events = 0
+
+    def reject(position: int, found: Rejected) -> None:
+        rejected[found.reason] += 1
+        if len(bad) < MAX_KEPT_BAD_RECORDS:
+            bad.append(BadRecord(position, None, found.reason, found.detail))
+
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            value = line.rstrip(b"\r\n")
+            if not value.strip():
+                continue
+            records += 1
+            result: Decoded | Rejected = decode(value, None, fmt)
+            if isinstance(result, Rejected):
+                reject(number, result)
+                continue
+            monitor = monitors.get(result.model)
+            if monitor is None:
+                if len(monitors) >= max_models:
+                    reject(number, Rejected(TOO_MANY_MODELS, f"model {result.model!r} would "
+                                            f"exceed limits.max_models={max_models}"))
+                    continue
+                monitor = monitors[result.model] = Monitor(result.model,
+                                                           config_for(result.model))
+            events += 1
+            for alarm in monitor.update(result.event):
+                alarms.append(ReplayAlarm(alarm, number, None))
+    return ReplayResult(
+        source=path, records=records, events=events, rejected=rejected, bad_records=bad,
+        alarms=alarms, snapshots={m: monitor.snapshot() for m, monitor in monitors.items()},
+        configs={m: monitor.config for m, monitor in monitors.items()},
+        seconds=time.perf_counter() - start,
+    )
+
+
+def comparable(result: ReplayResult) -> str:
+    """Everything the report shows, but the time it took."""
+    report = to_json(result)
+    report.pop("seconds")
+    return json.dumps(report, sort_keys=True)
+
+
+def main(quick: bool = False) -> None:
+    repeats = 3 if quick else 5
+    records = 100_000 if quick else 200_000
+    fmt, config_for, max_models = EventFormat(), lambda _model: MonitorConfig(), 1000
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    jobs = min(4, cpus or 1)
+    with tempfile.TemporaryDirectory() as directory:
+        files = {"1 model": Path(directory, "one.jsonl"),
+                 "4 models": Path(directory, "four.jsonl")}
+        write_file(files["1 model"], 1, records)
+        write_file(files["4 models"], 4, records)
+
+        def current(path: Path) -> ReplayResult:
+            return run(JsonLinesSource(str(path)), Replay(fmt, config_for, max_models),
+                       str(path))
+
+        def parallel(path: Path) -> ReplayResult:
+            return run_parallel(str(path), lambda share: Replay(fmt, config_for, max_models,
+                                                                share=share), jobs)
+
+        decoded = {name: [decode(line, None, fmt) for line in path.read_bytes().splitlines()]
+                   for name, path in files.items()}
+
+        def monitors_alone(path: Path) -> ReplayResult:
+            """The ceiling of one process: the monitor updates alone, decoded in advance."""
+            name = next(n for n, p in files.items() if p == path)
+            monitors: dict[str, Monitor] = {}
+            for found in decoded[name]:
+                assert isinstance(found, Decoded)
+                monitor = monitors.get(found.model)
+                if monitor is None:
+                    monitor = monitors[found.model] = Monitor(found.model, MonitorConfig())
+                monitor.update(found.event)
+            return ReplayResult(source=str(path), records=len(decoded[name]))
+
+        rows: list[tuple[str, str, Callable[[Path], ReplayResult]]] = [
+            ("1 model", "per record (before)",
+             lambda p: per_record_replay(str(p), fmt, config_for, max_models)),
+            ("1 model", "chunks + fast decode, 1 process", current),
+            ("1 model", "ceiling: monitor updates alone", monitors_alone),
+            ("4 models", "per record (before)",
+             lambda p: per_record_replay(str(p), fmt, config_for, max_models)),
+            ("4 models", "chunks + fast decode, 1 process", current),
+        ]
+        if available() and jobs > 1:
+            rows.append(("4 models", f"chunks + fast decode, {jobs} processes", parallel))
+        rates: dict[int, list[float]] = {i: [] for i in range(len(rows))}
+        cpu_rates: dict[int, list[float]] = {i: [] for i in range(len(rows))}
+        results: dict[int, str] = {}
+        for _ in range(repeats):  # interleaved, so every row sees the same machine load
+            for i, (name, _, replay) in enumerate(rows):
+                start, cpu = time.perf_counter(), time.process_time()
+                result = replay(files[name])
+                rates[i].append(result.records / (time.perf_counter() - start))
+                cpu_rates[i].append(result.records / (time.process_time() - cpu))
+                results[i] = comparable(result)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"`driftwatch replay` of seeded JSON Lines files, {records:,} records, default "
+          f"settings (d = 1000, AUC, error and normalized G-mean watched); JSON parser of the "
+          f"fast path: {json_library()}; median of {repeats} interleaved repeats; load "
+          f"average at the end {load:.1f} on {cpus} CPUs. Every row's result is checked "
+          "against the per-record path's.\n")
+    print("| file | path | records/s (wall) | records per CPU-second | ratio to per record, "
+          "CPU | ratio, wall | same result |")
+    print("|---|---|---|---|---|---|---|")
+    base: dict[str, tuple[float, float]] = {}
+    for i, (name, label, _) in enumerate(rows):
+        rate = statistics.median(rates[i])
+        cpu_rate = statistics.median(cpu_rates[i])
+        base.setdefault(name, (rate, cpu_rate))
+        reference = next(j for j, row in enumerate(rows) if row[0] == name)
+        same = "yes" if results[i] == results[reference] else "**NO**"
+        if label.startswith("ceiling"):
+            same = "(not a replay)"
+        processes = "processes" in label  # their CPU time is the children's, not counted here
+        cpu = "-" if processes else f"{cpu_rate:,.0f}"
+        cpu_ratio = "-" if processes else f"{cpu_rate / base[name][1]:.2f}×"
+        print(f"| {name} | {label} | {rate:,.0f} | {cpu} | {cpu_ratio} | "
+              f"{rate / base[name][0]:.2f}× | {same} |")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    main(quick=parser.parse_args().quick)

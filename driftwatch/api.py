@@ -1,0 +1,332 @@
+"""The embeddable Python API: one model's monitor, in River's spelling.
+
+:class:`ModelMonitor` is what the agent runs for each model, for a model server, a batch job
+or a notebook: ``update(y_true, y_score)`` once a label is known, and the result says whether
+drift was detected (River's ``drift_detected``) along with the alarms themselves. The measures
+are properties (``auc``, ``gmean``, ``kappa`` ...), with their class-ratio-normalized values
+(paper 003, eq. 10), the raw thresholds that the normalized floors mean at the window's class
+ratio, and the window's class counts.
+
+It is a thin wrapper around the pure core :class:`~driftwatch.core.monitor.Monitor`, built
+from the same options as the settings file's ``monitoring.defaults`` section (validated by the
+same rules, with the same defaults), so it raises exactly the alarms the agent raises for the
+same events. The names documented here are the stable API (``docs/api.md``); the core's
+classes may change shape underneath.
+
+Example:
+    >>> from driftwatch import ModelMonitor
+    >>> monitor = ModelMonitor(window_size=4, sample_every=1, watches=[])
+    >>> for y_true, y_score in [(1, 0.9), (0, 0.3), (1, 0.6), (0, 0.7)]:
+    ...     result = monitor.update(y_true, y_score)
+    >>> monitor.auc, monitor.accuracy, monitor.positives, monitor.negatives
+    (0.75, 0.75, 2, 2)
+    >>> result.drift_detected, result.alarms
+    (False, ())
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from driftwatch.core.events import Event
+from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Watch
+
+__all__ = ["Alarm", "ModelMonitor", "UpdateResult"]
+
+DEFAULT_MODEL = "default"
+"""The model id of a monitor built without one (the agent's ``events.model_constant``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateResult:
+    """What one :meth:`ModelMonitor.update` found.
+
+    Attributes:
+        alarms: the alarms the event raised, usually none. Each is a
+            :class:`~driftwatch.core.monitor.Alarm`: ``measure``, ``detector`` (a detector
+            name, or ``"threshold"`` for a floor), ``level`` (``"drift"``, ``"warning"`` or
+            ``"threshold"``), the raw ``value`` and its ``normalized`` value, the window's
+            ``positives`` and ``negatives``, ``event_count`` and ``event_time``.
+    """
+
+    alarms: tuple[Alarm, ...] = ()
+
+    @property
+    def drift_detected(self) -> bool:
+        """A detector signalled drift on this event (River's ``drift_detected``)."""
+        return any(alarm.level == "drift" for alarm in self.alarms)
+
+    @property
+    def warning_detected(self) -> bool:
+        """A detector entered its warning zone on this event."""
+        return any(alarm.level == "warning" for alarm in self.alarms)
+
+    @property
+    def below_floor(self) -> bool:
+        """A watched measure fell below its floor on this event."""
+        return any(alarm.level == "threshold" for alarm in self.alarms)
+
+
+_QUIET = UpdateResult()  # the result of nearly every update: shared, it costs nothing
+
+
+def _watch_mapping(watch: Watch | Mapping[str, Any]) -> Mapping[str, Any]:
+    """A watch in the settings' form (the form the settings file writes it in)."""
+    if isinstance(watch, Mapping):
+        return watch
+    if isinstance(watch, Watch):
+        return {
+            "measure": watch.measure,
+            "detectors": [{"name": d.name, "params": dict(d.params)} for d in watch.detectors],
+            "normalized": watch.normalized,
+            "direction": watch.direction,
+            "floor": watch.floor,
+        }
+    raise TypeError(f"watches: expected a mapping or a Watch, got {type(watch).__name__}")
+
+
+def monitor_config(window_size: int | None = None, sample_every: int | None = None,
+                   threshold: float | None = None,
+                   watches: Sequence[Watch | Mapping[str, Any]] | None = None) -> MonitorConfig:
+    """The core configuration for these options, validated exactly as the settings file's
+    ``monitoring.defaults`` section is; omitted options take the agent's defaults.
+
+    Raises:
+        ValueError: one line per problem, each naming its key (``watches.0.detectors.0.params.
+            delta: ...``).
+    """
+    from pydantic import ValidationError
+
+    from driftwatch.settings import MonitorDefaults
+
+    options: dict[str, Any] = {"window_size": window_size, "sample_every": sample_every,
+                               "threshold": threshold}
+    options = {key: value for key, value in options.items() if value is not None}
+    if watches is not None:
+        if isinstance(watches, str | bytes | Mapping) or not isinstance(watches, Sequence):
+            raise TypeError("watches: expected a list of watches")
+        options["watches"] = [_watch_mapping(w) for w in watches]
+    try:
+        defaults = MonitorDefaults.model_validate(options)
+    except ValidationError as error:
+        lines = [f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}"
+                 for e in error.errors(include_url=False)]
+        raise ValueError("invalid monitor options:\n  " + "\n  ".join(lines)) from None
+    try:  # the core's own rules between watches (one watch per measure)
+        return MonitorConfig(
+            window_size=defaults.window_size,
+            sample_every=defaults.sample_every,
+            threshold=defaults.threshold,
+            watches=tuple(w.watch() for w in defaults.watches),
+        )
+    except ValueError as error:
+        raise ValueError(f"invalid monitor options:\n  {error}") from None
+
+
+class ModelMonitor:
+    """One model's prequential measures and drift detectors: the agent's monitor, embedded.
+
+    Parameters (all optional, the settings file's ``monitoring.defaults`` keys; omitted ones
+    take the agent's defaults):
+        window_size: d, the events in the sliding window of AUC and the crisp measures.
+        sample_every: the watched windowed measures reach their detectors every this many
+            events, once the window is full.
+        threshold: an event given without ``y_pred`` is predicted positive when
+            ``y_score >= threshold``.
+        watches: the measures to watch, as in the settings file (mappings such as
+            ``{"measure": "auc", "detectors": [{"name": "adwin", "params": {"delta":
+            0.002}}]}``) or as core :class:`~driftwatch.core.monitor.Watch` values; ``[]``
+            watches nothing (measures only).
+        model: the model id carried in the alarms.
+
+    Raises:
+        ValueError: an invalid option, naming its key.
+    """
+
+    __slots__ = ("_last", "_monitor")
+
+    def __init__(self, *, window_size: int | None = None, sample_every: int | None = None,
+                 threshold: float | None = None,
+                 watches: Sequence[Watch | Mapping[str, Any]] | None = None,
+                 model: str = DEFAULT_MODEL) -> None:
+        config = monitor_config(window_size, sample_every, threshold, watches)
+        self._monitor = Monitor(model, config)
+        self._last = _QUIET
+
+    @classmethod
+    def _wrap(cls, monitor: Monitor) -> ModelMonitor:
+        wrapper = cls.__new__(cls)
+        wrapper._monitor = monitor
+        wrapper._last = _QUIET
+        return wrapper
+
+    # -- the stream ---------------------------------------------------------------------
+
+    def update(self, y_true: int | bool, y_score: float, y_pred: int | bool | None = None,
+               ts: float | None = None) -> UpdateResult:
+        """Take one labelled, scored event.
+
+        Parameters:
+            y_true: the true class, 0/1 (or False/True).
+            y_score: the model's score, any finite number (higher means more positive).
+            y_pred: the model's crisp prediction, 0/1; None derives it as
+                ``y_score >= threshold``.
+            ts: the event's time in seconds since the epoch, carried into the alarms.
+
+        Returns:
+            the alarms this event raised, with ``drift_detected``.
+
+        Raises:
+            ValueError: an invalid argument, naming it; the monitor is unchanged.
+        """
+        alarms = self._monitor.update(Event(y_true, y_score, y_pred, ts))
+        self._last = UpdateResult(tuple(alarms)) if alarms else _QUIET
+        return self._last
+
+    @property
+    def drift_detected(self) -> bool:
+        """Whether the latest update detected drift (River's ``drift_detected``)."""
+        return self._last.drift_detected
+
+    @property
+    def n_events(self) -> int:
+        """Events taken so far."""
+        return self._monitor.events
+
+    @property
+    def model(self) -> str:
+        return self._monitor.model
+
+    @property
+    def config(self) -> MonitorConfig:
+        """The resolved configuration (defaults filled in)."""
+        return self._monitor.config
+
+    # -- the window ---------------------------------------------------------------------
+
+    @property
+    def positives(self) -> int:
+        """P, the events labelled 1 in the window."""
+        return self._monitor.window.positives
+
+    @property
+    def negatives(self) -> int:
+        """N, the events labelled 0 in the window."""
+        return self._monitor.window.negatives
+
+    @property
+    def measures(self) -> dict[str, float]:
+        """Every measure over the window, raw: ``auc`` then the crisp ones (NaN when
+        undefined, e.g. AUC before both classes are in the window)."""
+        return self._monitor.window.measures()
+
+    @property
+    def normalized(self) -> dict[str, float]:
+        """The class-ratio-normalized value of every measure that has one (paper 003, eq. 10:
+        the share of all confusion matrices at the window's P:N that the measure beats)."""
+        return dict(self._monitor.snapshot().normalized)
+
+    @property
+    def thresholds(self) -> dict[str, float]:
+        """Per watched floor, the raw threshold it meant at the latest sample's class ratio
+        (NaN before the first sample)."""
+        return dict(self._monitor.snapshot().thresholds)
+
+    @property
+    def detector_states(self) -> dict[tuple[str, str], str]:
+        """(measure, detector) → ``stable``, ``warning`` or ``drift``."""
+        return dict(self._monitor.snapshot().detector_states)
+
+    @property
+    def alarm_counts(self) -> dict[tuple[str, str, str], int]:
+        """(measure, detector, level) → alarms raised so far."""
+        return dict(self._monitor.snapshot().alarms)
+
+    def _measure(self, name: str) -> float:
+        return self._monitor.window.measure(name)
+
+    @property
+    def auc(self) -> float:
+        """Prequential AUC over the window (paper 000), exact with ties counted half."""
+        return self._measure("auc")
+
+    @property
+    def accuracy(self) -> float:
+        return self._measure("accuracy")
+
+    @property
+    def error(self) -> float:
+        return self._measure("error")
+
+    @property
+    def precision(self) -> float:
+        return self._measure("precision")
+
+    @property
+    def recall(self) -> float:
+        return self._measure("recall")
+
+    @property
+    def specificity(self) -> float:
+        return self._measure("specificity")
+
+    @property
+    def balanced_accuracy(self) -> float:
+        return self._measure("balanced_accuracy")
+
+    @property
+    def gmean(self) -> float:
+        return self._measure("gmean")
+
+    @property
+    def harmonic_mean(self) -> float:
+        return self._measure("harmonic_mean")
+
+    @property
+    def f1(self) -> float:
+        return self._measure("f1")
+
+    @property
+    def kappa(self) -> float:
+        """Cohen's κ against a chance classifier with the same marginals (paper 002, §5)."""
+        return self._measure("kappa")
+
+    @property
+    def mcc(self) -> float:
+        return self._measure("mcc")
+
+    @property
+    def kappa_m(self) -> float:
+        """κm: against the majority-class classifier (paper 002, §5)."""
+        return self._measure("kappa_m")
+
+    @property
+    def kappa_per(self) -> float:
+        """κper: against the persistent classifier, which repeats the previous label
+        (paper 002, §5.4.1)."""
+        return self._measure("kappa_per")
+
+    # -- persistence --------------------------------------------------------------------
+
+    def export_state(self) -> dict[str, Any]:
+        """Everything needed to continue exactly here, as JSON-serializable plain data (the
+        agent's checkpoint format for one model)."""
+        return self._monitor.export_state()
+
+    @classmethod
+    def restore(cls, state: Mapping[str, Any]) -> ModelMonitor:
+        """A monitor that continues exactly where :meth:`export_state` left off.
+
+        Raises:
+            ValueError: the state is malformed or of another format version.
+        """
+        return cls._wrap(Monitor.restore(state))
+
+    def __repr__(self) -> str:
+        auc = self.auc
+        shown = "nan" if math.isnan(auc) else f"{auc:.3f}"
+        return (f"ModelMonitor(model={self.model!r}, window_size={self.config.window_size}): "
+                f"{self.n_events} events, P={self.positives}, N={self.negatives}, AUC={shown}")
