@@ -6,9 +6,9 @@ plain valid events, though, and for those the decoder's generality (standard-lib
 every check written for every kind of bad value, the event's own validation after it) costs
 most of a replay's time. :class:`FastDecoder` accepts only records that are plainly valid —
 a JSON object whose label is exactly a configured class, whose score is a finite float or
-int, whose prediction and time are absent, null or plain numbers, and whose model id is an
-ordinary string — and builds the same :class:`~driftwatch.io.decode.Decoded` the decoder
-would. Anything else goes to :func:`~driftwatch.io.decode.decode` itself, so every rejection
+int, whose prediction and time are absent, null or plain numbers, and whose model id passes
+the decoder's model id rule — and builds the same :class:`~driftwatch.io.decode.Decoded` the
+decoder would. Anything else goes to :func:`~driftwatch.io.decode.decode` itself, so every rejection
 carries the decoder's reason and detail and every unusual but valid record (an ISO-8601 time,
 a string class, a key as model id) its exact result. ``tests/test_replay_speed.py`` checks
 the two agree on generated records, valid and invalid.
@@ -32,7 +32,6 @@ from typing import Any
 from driftwatch.core.events import Event
 from driftwatch.io.decode import (
     MAX_EVENT_TIME_S,
-    MAX_MODEL_ID_LENGTH,
     Decoded,
     EventFormat,
     Rejected,
@@ -81,8 +80,8 @@ class FastDecoder:
             standard library's.
     """
 
-    __slots__ = ("_classes", "_fmt", "_label", "_limit", "_loads", "_model_constant",
-                 "_model_field", "_pred", "_score", "_ts")
+    __slots__ = ("_classes", "_fmt", "_label", "_limit", "_loads", "_max_model_id",
+                 "_model_constant", "_model_field", "_pred", "_score", "_ts")
 
     def __init__(self, fmt: EventFormat, loads: Loads | None = None) -> None:
         self._fmt = fmt
@@ -94,6 +93,7 @@ class FastDecoder:
         # (Kafka) takes the decoder's path.
         self._model_field = fmt.model_field if fmt.model_source == "field" else None
         self._model_constant = fmt.model_constant
+        self._max_model_id = fmt.max_model_id_length
         self._limit = fmt.max_record_bytes
 
     def __call__(self, value: bytes | None, key: bytes | None = None) -> Decoded | Rejected:
@@ -146,7 +146,9 @@ class FastDecoder:
         if self._model_field is not None:
             raw = obj.get(self._model_field)
             if raw is not None:
-                if type(raw) is not str or not 0 < len(raw) <= MAX_MODEL_ID_LENGTH:
+                # The decoder's model id rule (model_id_problem), or the decoder's path.
+                if type(raw) is not str or not 0 < len(raw) <= self._max_model_id \
+                        or not raw.isprintable():
                     return None
                 model = raw
         # Every value is already what Event's own checks make of it (an int class, a finite
