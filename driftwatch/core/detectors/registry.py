@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 from driftwatch.core.detectors.adwin import ADWIN
 from driftwatch.core.detectors.base import Detector
+from driftwatch.core.detectors.cusum import Cusum
 from driftwatch.core.detectors.ddm import DDM
 from driftwatch.core.detectors.page_hinkley import PageHinkley
 
@@ -51,7 +52,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "driftwatch.detectors"
 
 BUILTINS: Mapping[str, type[Detector]] = MappingProxyType(
-    {cls.name: cls for cls in (PageHinkley, ADWIN, DDM)}
+    {cls.name: cls for cls in (PageHinkley, ADWIN, DDM, Cusum)}
 )
 """The detectors shipped with driftwatch, by name."""
 

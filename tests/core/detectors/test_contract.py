@@ -41,6 +41,8 @@ def stream_for(cls: type[Detector], seed: int = 2024) -> list[float]:
     unit = [
         min(1.0, max(0.0, rng.gauss(m, 0.05))) for m in (0.8, 0.3, 0.95, 0.2) for _ in range(400)
     ]
+    if cls.name == "cusum":  # standardized inputs: the same shifts as z-scores around 0
+        return [10.0 * (u - 0.55) for u in unit]
     if cls.input_range is None:
         return unit
     low, high = cls.input_range
@@ -155,6 +157,8 @@ def test_returned_state_matches_properties(cls: type[Detector]) -> None:
 
 
 def constants_for(cls: type[Detector]) -> list[float]:
+    if cls.name == "cusum":  # z-scores: a constant within ±k is no shift, one beyond it is
+        return [0.0, 0.1, -0.5, 0.5]
     if cls.input_range is None:
         return [0.0, 0.1, 1.0, -7.25, 123456.789]
     low, high = cls.input_range
