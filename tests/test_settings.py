@@ -252,10 +252,10 @@ BAD_VALUES = [
         id="huge-window-size",
     ),
     pytest.param(
-        "monitoring: {defaults: {watches: [{measure: auc, detectors: [{name: cusum}]}]}}",
+        "monitoring: {defaults: {watches: [{measure: auc, detectors: [{name: shewhart}]}]}}",
         "monitoring.defaults.watches.0.detectors.0.name "
         "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
-        "unknown detector 'cusum'; known detectors: adwin, ddm, page_hinkley",
+        "unknown detector 'shewhart'; known detectors: adwin, cusum, ddm, page_hinkley",
         id="unknown-detector",
     ),
     pytest.param(
