@@ -1,11 +1,23 @@
 """The per-model monitor: one window, its measures, their detectors, and the alarms.
 
-A :class:`Monitor` is the pure heart of the agent. It takes events one by one, keeps the
+A :class:`Monitor` is the pure heart of the agent. It takes events one by one and keeps the
 prequential window (AUC and the confusion matrix over the same last ``window_size`` events),
-and every ``sample_every`` events samples the watched measures, normalizes them for the
-window's class ratio (paper 003, eq. 10), feeds each measure's detectors, and converts each
-normalized floor into the raw threshold that means the same thing at the current P:N. What it
-finds comes back as :class:`Alarm` values; it never logs, exports or sleeps: the agent does that.
+which it reports and on which floors are set: every ``sample_every`` events it samples the
+window's measures, normalizes them for the window's class ratio (paper 003, eq. 10), and
+converts each normalized floor into the raw threshold that means the same thing at the
+current P:N.
+
+Drift detection is done on **blocks** by default (``feed="blocks"``,
+:mod:`driftwatch.core.blocks`): non-overlapping runs of events holding at least
+``block_min_class`` events of each class, whose AUC and per-class error rates are turned into
+z-scores by their own sampling error against a self-starting reference, and fed to a CUSUM
+whose threshold follows from a target false-alarm rate (:mod:`driftwatch.core.sequential`).
+Independent, standardized inputs are what make that rate hold at any class ratio and any
+stream length; samples of the overlapping window (``feed="window"``, for Page-Hinkley, ADWIN
+and DDM as configured by users) are autocorrelated and their spread depends on P and N.
+
+What the monitor finds comes back as :class:`Alarm` values; it never logs, exports or sleeps:
+the agent does that.
 
 Its whole state can be exported as plain data and restored exactly, so the agent can
 checkpoint it and resume after a restart as if it had never stopped.
@@ -18,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from driftwatch.core.blocks import AUCStandardizer, Block, BlockCollector, RateStandardizer, delong
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector, DetectorState
 from driftwatch.core.events import Event
@@ -25,28 +38,40 @@ from driftwatch.core.measures.crisp import CRISP_MEASURES, NORMALIZABLE
 from driftwatch.core.normalization import normalize, threshold
 from driftwatch.core.window import PrequentialWindow
 
-STATE_VERSION = 1
-"""Version of :meth:`Monitor.export_state`'s format; restore refuses any other."""
+STATE_VERSION = 2
+"""Version of :meth:`Monitor.export_state`'s format. Version 1 (before block watches) is
+restored with its window, events and alarm counts but fresh detectors; any other is refused."""
 
 ERROR_STREAM = "error_stream"
 """Pseudo-measure: the per-event crisp error (1 when the prediction is wrong), DDM's input."""
 
+FALSE_NEGATIVE_RATE = "false_negative_rate"
+"""Block pseudo-measure: FN/P over a block's positives (the class ratio cannot move it)."""
+
+FALSE_POSITIVE_RATE = "false_positive_rate"
+"""Block pseudo-measure: FP/N over a block's negatives."""
+
 MEASURES: tuple[str, ...] = ("auc", *CRISP_MEASURES)
 """Every measure a monitor reports, in a stable order."""
 
-WATCHABLE: tuple[str, ...] = (*MEASURES, ERROR_STREAM)
+BLOCK_MEASURES: tuple[str, ...] = ("auc", FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE)
+"""What a block watch can watch (``feed="blocks"``)."""
 
-HIGHER_IS_WORSE = frozenset({"error", ERROR_STREAM})
+WATCHABLE: tuple[str, ...] = (*MEASURES, ERROR_STREAM, FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE)
+
+HIGHER_IS_WORSE = frozenset({"error", ERROR_STREAM, FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE})
 """Measures whose rise is bad; for every other measure a drop is bad."""
 
 UNIT_RANGE = frozenset(
     {"auc", "accuracy", "error", "precision", "recall", "specificity", "balanced_accuracy",
-     "gmean", "harmonic_mean", "f1", ERROR_STREAM}
+     "gmean", "harmonic_mean", "f1", ERROR_STREAM, FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE}
 )
 """Measures whose raw values always lie in [0, 1] (κ, κm, κper and MCC can go negative)."""
 
 Direction = Literal["down", "up", "both"]
 Level = Literal["warning", "drift", "threshold"]
+Feed = Literal["window", "blocks"]
+FEEDS: tuple[Feed, ...] = ("window", "blocks")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +89,10 @@ class Watch:
     Attributes:
         measure: a name from :data:`WATCHABLE`.
         detectors: the detectors fed with this measure's samples.
+        feed: ``"window"``: the detectors get the window's value every ``sample_every``
+            events (autocorrelated; for Page-Hinkley, ADWIN, DDM); ``"blocks"``: they get one
+            z-score per closed block (independent and standardized; for ``cusum``), for the
+            measures of :data:`BLOCK_MEASURES` only.
         normalized: feed the class-ratio-normalized value instead of the raw one (only for
             measures paper 003 normalizes).
         direction: the change that matters; None means the measure's bad direction (a drop,
@@ -78,10 +107,18 @@ class Watch:
     normalized: bool = False
     direction: Direction | None = None
     floor: float | None = None
+    feed: Feed = "window"
 
     def __post_init__(self) -> None:
         if self.measure not in WATCHABLE:
             raise ValueError(f"measure must be one of {', '.join(WATCHABLE)}; got {self.measure!r}")
+        if self.feed not in FEEDS:
+            raise ValueError(f"feed must be window or blocks, got {self.feed!r}")
+        if self.feed == "blocks":
+            self._check_blocks()
+            return
+        if self.measure in (FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE):
+            raise ValueError(f"feed: {self.measure} is measured on blocks only; set feed: blocks")
         normalizable = self.measure in NORMALIZABLE
         if self.normalized and not normalizable:
             raise ValueError(
@@ -105,6 +142,23 @@ class Watch:
                     "leave [0, 1]; watch its normalized value instead"
                 )
 
+    def _check_blocks(self) -> None:
+        if self.measure not in BLOCK_MEASURES:
+            raise ValueError(
+                f"feed: blocks watch {', '.join(BLOCK_MEASURES)}; {self.measure} is watched "
+                "on the window (feed: window)"
+            )
+        if self.normalized or self.floor is not None:
+            raise ValueError("floor and normalized apply to the window; a blocks watch has neither")
+        if self.direction not in (None, "down", "up", "both"):
+            raise ValueError(f"direction must be down, up or both, got {self.direction!r}")
+        for spec in self.detectors:
+            if registry.get(spec.name).input_range is not None:
+                raise ValueError(
+                    f"detectors: {spec.name} needs bounded inputs, but a blocks watch feeds "
+                    "z-scores (use cusum, or page_hinkley/adwin)"
+                )
+
     @property
     def effective_direction(self) -> Direction:
         if self.direction is not None:
@@ -113,40 +167,43 @@ class Watch:
 
 
 DEFAULT_SAMPLE_EVERY = 25
-"""Measures are sampled for the detectors every 25 events (see :data:`DEFAULT_WATCHES`)."""
+"""The window's measures are sampled for floors and window watches every 25 events."""
+
+DEFAULT_BLOCK_MIN_CLASS = 20
+"""A block closes once it holds 20 positives and 20 negatives (see :data:`DEFAULT_WATCHES`)."""
+
+DEFAULT_BLOCK_WARMUP = 5
+"""Blocks that only build the reference after the start and after each alarm."""
+
+DEFAULT_ARL = 200_000.0
+"""The default CUSUM's in-control average run length, in blocks."""
+
+_CUSUM = DetectorSpec("cusum", {"k": 0.5, "arl": DEFAULT_ARL})
 
 DEFAULT_WATCHES: tuple[Watch, ...] = (
-    Watch("auc", (DetectorSpec("adwin", {"delta": 0.002, "clock": 1}),)),
-    Watch(ERROR_STREAM, (DetectorSpec("adwin", {"delta": 0.002}),)),
-    Watch("gmean", (DetectorSpec("adwin", {"delta": 0.002, "clock": 1}),), normalized=True),
+    Watch("auc", (_CUSUM,), feed="blocks"),
+    Watch(FALSE_NEGATIVE_RATE, (_CUSUM,), feed="blocks"),
+    Watch(FALSE_POSITIVE_RATE, (_CUSUM,), feed="blocks"),
 )
-"""What a monitor watches unless the settings say otherwise, chosen with
-``python -m benchmarks.detection`` (``benchmarks/results.md``): table B tries every
-candidate on 20 seeded runs of 40 000 events per scenario (binormal scores at AUC 0.9,
-d = 1000, class ratios 1:15 … 15:1, sudden and gradual AUC drops of 0.10, pure class-ratio
-changes); table C runs these defaults end to end through the monitor (8 000 000 events
-without a real drift).
+"""What a monitor watches unless the settings say otherwise: block AUC and the two per-class
+error rates, each by a CUSUM (k 0.5, in-control ARL 200 000 blocks) on self-starting z-scores
+of blocks of ≥ 20 positives and ≥ 20 negatives. Chosen with ``python -m benchmarks
+detection`` (``benchmarks/results.md``, which has the measured figures).
 
-The goal is no false alarm, whatever the class ratio, before speed of detection:
-
-- **AUC, ADWIN (δ 0.002) on every 25th value.** Table B: no false alarm in 4 000 000
-  stationary events and none under pure class-ratio changes; a sudden 0.10 drop always
-  detected, after 2 600 events on average. Table C: one false alarm in 5 000 000 stationary
-  events, and 2 of 20 MinMaj runs (5 % positives, so ~50 in the window) alarmed. Page-Hinkley
-  detects sooner (λ 1, δ 0.01 every 100: 1 750 events) but alarmed in 3 % of the stationary
-  and of the ratio-change runs: windowed values are autocorrelated, which Page-Hinkley's
-  fixed λ ignores, while ADWIN's bound scales with the variance it sees. Every 25 rather than
-  every event keeps that autocorrelation and the cost down; every 50 doubled the delay.
-- **The per-event crisp error, ADWIN (δ 0.002, checks every 32 events, watching rises).**
-  The classic input of the three detectors (independent 0/1 values, no window): the fastest
-  detection of the drop (500 events); no false alarm in table B, three in table C's
-  5 000 000 stationary events. DDM alarmed in 34 % of the stationary runs, Page-Hinkley (λ 50)
-  in 91 %.
-- **G-mean, class-ratio-normalized, ADWIN (δ 0.002) every 25th value.** A crisp measure
-  that treats both classes alike, normalized so that its alarm rate does not depend on the
-  class ratio (raw G-mean's false-alarm share varied by up to 45 points between ratios with
-  Page-Hinkley, the normalized one by at most 15): no false alarm in either table; 3 200
-  events to detect the drop.
+- **False alarms by construction.** A block holds at least 40 events, so at the nominal ARL
+  each watch raises at most one false alarm per 200 000 × 40 = 8 × 10⁶ events at any class
+  ratio (fewer where the classes are unequal, since blocks are longer there), and the three
+  at most one per 2.7 × 10⁶; the ARL has a margin of 2 against the small departures from
+  normality the calibration table measures.
+- **Ratio-free.** The block AUC and the two per-class rates do not move when only the class
+  ratio does, and their z-scores use the block's own P and N, so neither a ratio change nor
+  an off-centre crisp threshold raises an alarm (the overall error and the window AUC's
+  spread both move with the ratio, which is why ``error_stream`` and ADWIN on the window
+  left the defaults).
+- **Delay.** k = 0.5 suits shifts of about one block standard deviation; a 0.10 AUC drop is
+  about two at 20 + 20 events, so it is detected after ≈ 7 blocks: a few hundred events at
+  1:1 and 1:4, proportionally more where one class is rare (the minority class carries the
+  information).
 """
 
 
@@ -158,6 +215,8 @@ class MonitorConfig:
     sample_every: int = DEFAULT_SAMPLE_EVERY
     threshold: float = 0.5
     watches: tuple[Watch, ...] = DEFAULT_WATCHES
+    block_min_class: int = DEFAULT_BLOCK_MIN_CLASS
+    block_warmup: int = DEFAULT_BLOCK_WARMUP
 
     def __post_init__(self) -> None:
         if not isinstance(self.window_size, int) or self.window_size < 1:
@@ -166,6 +225,12 @@ class MonitorConfig:
             raise ValueError(f"sample_every must be an integer ≥ 1, got {self.sample_every!r}")
         if not math.isfinite(self.threshold):
             raise ValueError(f"threshold must be finite, got {self.threshold!r}")
+        if not isinstance(self.block_min_class, int) or self.block_min_class < 2:
+            raise ValueError(
+                f"block_min_class must be an integer ≥ 2, got {self.block_min_class!r}"
+            )
+        if not isinstance(self.block_warmup, int) or self.block_warmup < 1:
+            raise ValueError(f"block_warmup must be an integer ≥ 1, got {self.block_warmup!r}")
         measures = [w.measure for w in self.watches]
         for measure in measures:
             if measures.count(measure) > 1:
@@ -178,6 +243,8 @@ class MonitorConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MonitorConfig:
+        """The inverse of :meth:`to_dict`; keys added since (``feed``, the block settings)
+        take their defaults when absent, so a version-1 state's configuration reads."""
         watches = tuple(
             Watch(
                 measure=w["measure"],
@@ -185,6 +252,7 @@ class MonitorConfig:
                 normalized=w["normalized"],
                 direction=w["direction"],
                 floor=w["floor"],
+                feed=w.get("feed", "window"),
             )
             for w in data["watches"]
         )
@@ -193,12 +261,19 @@ class MonitorConfig:
             sample_every=data["sample_every"],
             threshold=data["threshold"],
             watches=watches,
+            block_min_class=data.get("block_min_class", DEFAULT_BLOCK_MIN_CLASS),
+            block_warmup=data.get("block_warmup", DEFAULT_BLOCK_WARMUP),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class Alarm:
-    """A detector or threshold that changed state: what the agent logs, counts and exports."""
+    """A detector or threshold that changed state: what the agent logs, counts and exports.
+
+    For a blocks watch, ``value`` is the measure over the block that raised the alarm (its
+    AUC, or its false-negative or false-positive rate) and ``reference`` the level it was
+    tested against (the blocks since the previous alarm); elsewhere ``reference`` is NaN.
+    """
 
     model: str
     measure: str
@@ -210,6 +285,7 @@ class Alarm:
     negatives: int
     event_count: int  # events the monitor had processed when the alarm fired
     event_time: float | None  # ``ts`` of the event that triggered the sample
+    reference: float = math.nan  # blocks watch: the pre-change level tested against
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,22 +303,31 @@ class Snapshot:
     alarms: Mapping[tuple[str, str, str], int]  # (measure, detector, level) → count
     last_event_time: float | None
     last_alarm_time: float | None
+    auc_standard_error: float = math.nan  # DeLong's, of the window AUC (NaN if undefined)
 
 
 class _WatchState:
-    """The live part of one watch: its detectors and whether it is below its floor."""
+    """The live part of one watch: its detectors, what the users are shown of them, and
+    whether it is below its floor (window watches) or its reference (blocks watches)."""
 
-    __slots__ = ("below_floor", "detectors", "fed", "fed_at_drift", "quiet_until", "threshold",
-                 "watch")
+    __slots__ = ("below_floor", "detectors", "fed", "fed_at_alarm", "quiet_until", "shown",
+                 "standardizer", "threshold", "watch")
 
-    def __init__(self, watch: Watch) -> None:
+    def __init__(self, watch: Watch, config: MonitorConfig) -> None:
         self.watch = watch
         self.detectors: list[Detector] = [_build(spec, watch) for spec in watch.detectors]
+        # The state exported as driftwatch_detector_state: a detector's own, except that a
+        # drift the episode rule did not turn into an alarm is shown as stable.
+        self.shown = [_STABLE] * len(self.detectors)
         self.quiet_until = [0] * len(self.detectors)  # event count before which drifts repeat
         self.fed = 0  # inputs given to the detectors so far
-        self.fed_at_drift = [-1] * len(self.detectors)  # ``fed`` at each one's last drift
+        self.fed_at_alarm = [-1] * len(self.detectors)  # ``fed`` at each one's last alarm
         self.below_floor = False
         self.threshold = math.nan
+        self.standardizer: AUCStandardizer | RateStandardizer | None = None
+        if watch.feed == "blocks":
+            self.standardizer = (AUCStandardizer(config.block_warmup) if watch.measure == "auc"
+                                 else RateStandardizer(config.block_warmup))
 
 
 _STABLE, _WARNING, _DRIFT = DetectorState.STABLE, DetectorState.WARNING, DetectorState.DRIFT
@@ -258,26 +343,32 @@ def _build(spec: DetectorSpec, watch: Watch) -> Detector:
 class Monitor:
     """Watches one model's events.
 
-    Windowed measures reach their detectors and floors every ``sample_every`` events once
-    the window is full (``window_size`` events), never from a filling window; the per-event
-    ``error_stream`` feeds its detectors from the first event.
+    Windowed measures reach their floors and window watches every ``sample_every`` events
+    once the window is full (``window_size`` events), never from a filling window; the
+    per-event ``error_stream`` feeds its detectors from the first event; blocks watches get
+    one input per closed block, after ``block_warmup`` blocks that build their reference.
 
-    Cost per event: O(log d) for the window (d = ``window_size``), plus, once every
-    ``sample_every`` events, one O(P) normalization per normalized or floored measure and one
-    detector update per watching detector. The ``error_stream`` pseudo-measure feeds its
-    detectors at every event. With the watches of ``benchmarks/throughput.py`` (d = 1000,
-    every 25 events) about half of the time goes to the window and to G-mean's
-    normalization, a sixth to feeding DDM the per-event error and a tenth to the two ADWINs
-    with clock 1.
+    **Episodes.** An alarm is a state change. On a blocks watch every detector drift is an
+    alarm; the watch then restarts its reference on post-change blocks and its detectors
+    from zero, so one change gives one alarm and no alarm, false or real, hides a later
+    change. On a window watch a change stays visible for a whole window while old events
+    leave it, so a drift less than one window after the detector's previous *alarm* is the
+    same episode, as is a drift while ADWIN still holds inputs from before that alarm (less
+    the window's ramp); drifts that are not alarmed move nothing, so they cannot chain.
+
+    Cost per event: O(log d) for the window (d = ``window_size``), O(1) for the open block,
+    plus, once every ``sample_every`` events, one O(P) normalization per normalized or
+    floored measure and one detector update per window detector, and per closed block one
+    O(b log b) AUC with its DeLong components (b the block's events) and O(b) per rate.
 
     Parameters:
         model: the model id, carried into every alarm.
         config: what to compute and watch.
     """
 
-    __slots__ = ("_alarm_counts", "_error_watches", "_events", "_last_alarm_time",
-                 "_last_event_time", "_sample_every", "_sampled_watches", "_threshold",
-                 "_window", "_window_size", "config", "model")
+    __slots__ = ("_alarm_counts", "_block_watches", "_blocks", "_error_watches", "_events",
+                 "_last_alarm_time", "_last_event_time", "_sample_every", "_sampled_watches",
+                 "_threshold", "_window", "_window_size", "config", "model")
 
     def __init__(self, model: str, config: MonitorConfig) -> None:
         self.model = model
@@ -286,10 +377,13 @@ class Monitor:
         self._sample_every = config.sample_every  # read at every event: one lookup, not two
         self._window_size = config.window_size
         self._threshold = config.threshold
-        states = [_WatchState(w) for w in config.watches]
+        states = [_WatchState(w, config) for w in config.watches]
         self._error_watches = [s for s in states if s.watch.measure == ERROR_STREAM]
         self._sampled_watches = [s for s in states if s.watch.measure != ERROR_STREAM
+                                 and s.watch.feed == "window"
                                  and (s.detectors or s.watch.floor is not None)]
+        self._block_watches = [s for s in states if s.watch.feed == "blocks"]
+        self._blocks = BlockCollector(config.block_min_class) if self._block_watches else None
         self._events = 0
         self._alarm_counts: dict[tuple[str, str, str], int] = {}
         self._last_event_time: float | None = None
@@ -318,18 +412,65 @@ class Monitor:
         if event.ts is not None:
             self._last_event_time = event.ts
         alarms: list[Alarm] = []
-        if self._error_watches:
+        if self._error_watches or self._blocks is not None:
             if y_pred is None:
                 y_pred = event.y_score >= self._threshold  # a bool: True == 1
-            error = 1.0 if y_pred != y_true else 0.0
+            wrong = y_pred != y_true
+            error = 1.0 if wrong else 0.0
             for state in self._error_watches:
                 self._feed(state, error, error, math.nan, event, alarms)
+            if self._blocks is not None:
+                block = self._blocks.add(y_true, event.y_score, wrong)
+                if block is not None:
+                    self._close(block, event, alarms)
         # Windowed measures are sampled once the window is full: over a filling window they
         # are estimates from a few events, noisy enough to cross floors and trip detectors
         # at start-up (a restored monitor starts full).
         if count % self._sample_every == 0 and len(self._window) == self._window_size:
             self._sample(event, alarms)
         return alarms
+
+    def _close(self, block: Block, event: Event, alarms: list[Alarm]) -> None:
+        """Feed a closed block's z-scores to the blocks watches."""
+        for state in self._block_watches:
+            standardizer = state.standardizer
+            measure = state.watch.measure
+            if standardizer is None:  # not a blocks watch: cannot happen
+                continue
+            reference = standardizer.reference
+            if isinstance(standardizer, AUCStandardizer):
+                value = block.auc
+                z = standardizer.update(block)
+            else:
+                if measure == FALSE_NEGATIVE_RATE:
+                    errors, trials = block.false_negatives, block.positives
+                else:
+                    errors, trials = block.false_positives, block.negatives
+                value = errors / trials
+                z = standardizer.update(errors, trials)
+            if z is None:  # still building the reference
+                continue
+            drifted = False
+            for index, detector in enumerate(state.detectors):
+                before = detector.state
+                level = detector.update(z)
+                state.shown[index] = level
+                if level is _DRIFT:
+                    drifted = True
+                    alarms.append(self._alarm(measure, detector.name, "drift", value, math.nan,
+                                              event, reference))
+                elif level is _WARNING and before is not _WARNING:
+                    alarms.append(self._alarm(measure, detector.name, "warning", value,
+                                              math.nan, event, reference))
+            if drifted:
+                # A new episode: re-learn the level from post-change blocks, and restart
+                # the detectors that did not alarm (the one that did restarts itself at its
+                # next input, and shows drift until then).
+                standardizer.reset()
+                for index, detector in enumerate(state.detectors):
+                    if detector.state is not _DRIFT:
+                        detector.reset()
+                        state.shown[index] = _STABLE
 
     def _sample(self, event: Event, alarms: list[Alarm]) -> None:
         window = self._window
@@ -360,30 +501,35 @@ class Monitor:
             before = detector.state
             level = detector.update(x)
             if level is _STABLE:  # nearly always
+                state.shown[index] = _STABLE
                 continue
             # An alarm is a state change: a drift (which lasts one step), or entering warning.
             if level is _DRIFT:
-                if not self._repeated(state, index, detector, fed):
-                    alarms.append(self._alarm(state.watch.measure, detector.name, "drift",
-                                              value, norm, event))
+                if self._repeated(state, index, detector, fed):
+                    state.shown[index] = _STABLE  # users see the alarms they got
+                    continue
+                alarms.append(self._alarm(state.watch.measure, detector.name, "drift",
+                                          value, norm, event))
                 state.quiet_until[index] = self._events + self._window_size
-                state.fed_at_drift[index] = fed
-            elif level is _WARNING and before is not _WARNING:
+                state.fed_at_alarm[index] = fed
+            elif before is not _WARNING:
                 alarms.append(self._alarm(state.watch.measure, detector.name, "warning",
                                           value, norm, event))
+            state.shown[index] = level
 
     def _repeated(self, state: _WatchState, index: int, detector: Detector, fed: int) -> bool:
-        """Whether a drift repeats the detector's previous one rather than a new change.
+        """Whether a window watch's drift repeats the detector's previous alarm.
 
         A windowed measure shows a change for a whole window (the ramp while old events leave
-        it), so drifts less than one window after the previous are the same episode. And a
-        detector that keeps its estimate after a cut (ADWIN, whose ``width`` is the number of
-        inputs it still holds) cuts again while what it holds reaches back before its previous
-        drift, less that ramp: those cuts still separate the old concept from the new.
+        it), so drifts less than one window after the previous alarm are the same episode.
+        And a detector that keeps its estimate after a cut (ADWIN, whose ``width`` is the
+        number of inputs it still holds) cuts again while what it holds reaches back before
+        its previous alarm, less that ramp: those cuts still separate the old concept from
+        the new. Only alarms set these marks, so unalarmed drifts cannot extend them.
         """
         if self._events < state.quiet_until[index]:
             return True
-        last = state.fed_at_drift[index]
+        last = state.fed_at_alarm[index]
         width = getattr(detector, "width", None)
         if last < 0 or not isinstance(width, int):
             return False
@@ -391,16 +537,30 @@ class Monitor:
         return width > fed - last + ramp
 
     def _alarm(self, measure: str, detector: str, level: Level, value: float, norm: float,
-               event: Event) -> Alarm:
+               event: Event, reference: float = math.nan) -> Alarm:
         key = (measure, detector, level)
         self._alarm_counts[key] = self._alarm_counts.get(key, 0) + 1
         if event.ts is not None:
             self._last_alarm_time = event.ts
         return Alarm(self.model, measure, detector, level, value, norm,
-                     self._window.positives, self._window.negatives, self._events, event.ts)
+                     self._window.positives, self._window.negatives, self._events, event.ts,
+                     reference)
+
+    def auc_standard_error(self) -> float:
+        """DeLong's standard error of the window AUC, from the window's own scores (NaN with
+        fewer than two events of a class). O(d log d)."""
+        window = self._window
+        if window.positives < 2 or window.negatives < 2:
+            return math.nan
+        events = window.export_state()["events"]
+        positives = [score for y_true, score, _ in events if y_true]
+        negatives = [score for y_true, score, _ in events if not y_true]
+        _, s10, s01 = delong(positives, negatives)
+        return math.sqrt(s10 / len(positives) + s01 / len(negatives))
 
     def snapshot(self) -> Snapshot:
-        """The current values, computed now from the window (O(P) per normalized measure)."""
+        """The current values, computed now from the window (O(P) per normalized measure,
+        O(d log d) for the AUC's standard error)."""
         window = self._window
         positives, negatives = window.positives, window.negatives
         values = window.measures()
@@ -408,34 +568,40 @@ class Monitor:
         thresholds = {s.watch.measure: s.threshold for s in self._sampled_watches
                       if s.watch.floor is not None}
         states = {
-            (s.watch.measure, d.name): d.state.name.lower()
-            for s in (*self._error_watches, *self._sampled_watches)
-            for d in s.detectors
+            (s.watch.measure, d.name): shown.name.lower()
+            for s in self._watch_states()
+            for d, shown in zip(s.detectors, s.shown, strict=True)
         }
         return Snapshot(self.model, self._events, positives, negatives, values, normalized,
                         thresholds, states, dict(self._alarm_counts), self._last_event_time,
-                        self._last_alarm_time)
+                        self._last_alarm_time, self.auc_standard_error())
+
+    def _watch_states(self) -> list[_WatchState]:
+        return [*self._error_watches, *self._sampled_watches, *self._block_watches]
 
     def export_state(self) -> dict[str, Any]:
         """Everything needed to continue exactly where this monitor is, as plain data."""
-        watches = [*self._error_watches, *self._sampled_watches]
         return {
             "version": STATE_VERSION,
             "model": self.model,
             "config": self.config.to_dict(),
             "window": self._window.export_state(),
             "events": self._events,
+            "blocks": None if self._blocks is None else self._blocks.export_state(),
             "watches": [
                 {
                     "measure": s.watch.measure,
                     "detectors": [d.export_state() for d in s.detectors],
+                    "shown": [level.value for level in s.shown],
                     "quiet_until": s.quiet_until,
                     "fed": s.fed,
-                    "fed_at_drift": s.fed_at_drift,
+                    "fed_at_alarm": s.fed_at_alarm,
                     "below_floor": s.below_floor,
                     "threshold": s.threshold,
+                    "standardizer": (None if s.standardizer is None
+                                     else s.standardizer.export_state()),
                 }
-                for s in watches
+                for s in self._watch_states()
             ],
             "alarms": [[*key, count] for key, count in sorted(self._alarm_counts.items())],
             "last_event_time": self._last_event_time,
@@ -444,42 +610,52 @@ class Monitor:
 
     @classmethod
     def restore(cls, state: Mapping[str, Any], config: MonitorConfig | None = None) -> Monitor:
-        """Rebuild a monitor from :meth:`export_state`; refuses another format version.
+        """Rebuild a monitor from :meth:`export_state`.
 
         With ``config`` different from the saved one (the settings changed between runs) the
         monitor takes the new configuration with fresh detectors, but keeps its events, its
         counters and as much of its window as the new size holds, so a restart is never blind
-        for a whole window.
+        for a whole window. A version-1 state (saved before blocks watches existed) is
+        restored the same way, with ``config`` or else its own configuration: its window and
+        counters continue, its detectors start afresh (their inputs have changed meaning).
+        Any other version is refused with a ``ValueError``.
         """
         version = state.get("version") if isinstance(state, Mapping) else None
-        if version != STATE_VERSION:
+        if version not in (1, STATE_VERSION):
             raise ValueError(
                 f"monitor state has format version {version!r}; this driftwatch reads "
-                f"version {STATE_VERSION} only"
+                f"versions 1 and {STATE_VERSION}"
             )
         try:
             saved = MonitorConfig.from_dict(state["config"])
+            if version == 1:
+                return cls._reconfigured(state, config or saved)
             if config is not None and config != saved:
                 return cls._reconfigured(state, config)
             monitor = cls(state["model"], saved)
             monitor._window = PrequentialWindow.from_state(state["window"])
             monitor._events = int(state["events"])
-            live = [*monitor._error_watches, *monitor._sampled_watches]
-            saved = state["watches"]
-            if len(saved) != len(live):
+            if monitor._blocks is not None:
+                monitor._blocks.restore(state["blocks"])
+            live = monitor._watch_states()
+            saved_watches = state["watches"]
+            if len(saved_watches) != len(live):
                 raise ValueError("watches do not match the configuration")
-            for live_state, saved_state in zip(live, saved, strict=True):
+            for live_state, saved_state in zip(live, saved_watches, strict=True):
                 if saved_state["measure"] != live_state.watch.measure:
                     raise ValueError("watches do not match the configuration")
                 live_state.detectors = [
                     type(d).from_state(s)
                     for d, s in zip(live_state.detectors, saved_state["detectors"], strict=True)
                 ]
+                live_state.shown = [DetectorState(v) for v in saved_state["shown"]]
                 live_state.quiet_until = [int(q) for q in saved_state["quiet_until"]]
                 live_state.fed = int(saved_state["fed"])
-                live_state.fed_at_drift = [int(f) for f in saved_state["fed_at_drift"]]
+                live_state.fed_at_alarm = [int(f) for f in saved_state["fed_at_alarm"]]
                 live_state.below_floor = bool(saved_state["below_floor"])
                 live_state.threshold = float(saved_state["threshold"])
+                if live_state.standardizer is not None:
+                    live_state.standardizer.restore(saved_state["standardizer"])
             monitor._alarm_counts = {
                 (m, d, lvl): int(c) for m, d, lvl, c in state["alarms"]
             }

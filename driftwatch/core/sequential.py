@@ -71,7 +71,8 @@ def cusum_arl(h: float, k: float, shift: float = 0.0, nodes: int = _NODES) -> fl
     y = 0.5 * h * (y + 1.0)
     w = 0.5 * h * w
     c = k - shift
-    # Unknowns: L(0), L(y_1..y_n). Row i: L(u_i) − L(0)Φ(c − u_i) − Σ_j w_j φ(y_j + c − u_i) L(y_j) = 1.
+    # Unknowns L(0), L(y_1..y_n); row i:
+    # L(u_i) − L(0)·Φ(c − u_i) − Σ_j w_j·φ(y_j + c − u_i)·L(y_j) = 1.
     u = np.concatenate(([0.0], y))
     diff = y[None, :] + c - u[:, None]
     kernel = np.exp(-0.5 * diff * diff) / _SQRT2PI * w[None, :]

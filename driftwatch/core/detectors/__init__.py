@@ -2,8 +2,9 @@
 
 Built in: :class:`PageHinkley` (``"page_hinkley"``), :class:`ADWIN` (``"adwin"``),
 :class:`DDM` (``"ddm"``) and :class:`Cusum` (``"cusum"``, for standardized inputs).
-Third-party detectors plug in through the ``driftwatch.detectors`` entry-point group; :mod:`driftwatch.core.detectors.registry` finds them by name. The shared
-contract (input checking, one-step drift signal, reset, checkpointing) is
+Third-party detectors plug in through the ``driftwatch.detectors`` entry-point group;
+:mod:`driftwatch.core.detectors.registry` finds them by name. The shared contract (input
+checking, one-step drift signal, reset, checkpointing) is
 :class:`~driftwatch.core.detectors.base.Detector`.
 """
 
