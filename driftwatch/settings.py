@@ -45,10 +45,12 @@ Example file (every key is optional)::
         sample_every: 100
         watches:
           - measure: auc
+            feed: blocks             # standardized blocks, the defaults' kind of watch
             detectors:
-              - name: page_hinkley
-                params: {delta: 0.005, threshold: 50}
-              - name: adwin
+              - name: cusum
+                params: {arl: 500000}
+          - measure: accuracy        # the window's value every sample_every events
+            detectors: [{name: adwin}]
           - measure: gmean
             normalized: true
             floor: 0.8
@@ -121,6 +123,7 @@ from driftwatch.core.monitor import (
     WATCHABLE,
     DetectorSpec,
     Direction,
+    Feed,
     Monitor,
     MonitorConfig,
     Watch,
@@ -1098,10 +1101,23 @@ class WatchSettings(_Section):
 
     measure: str = Field(
         description=(
-            "A measure of the window (auc, a crisp measure such as gmean or kappa), or "
-            "error_stream (the per-event error, 1 when the prediction is wrong: DDM's input)."
+            "A measure of the window (auc, a crisp measure such as gmean or kappa), "
+            "error_stream (the per-event error, 1 when the prediction is wrong: DDM's input), "
+            "or, with feed: blocks, false_negative_rate (FN/P) or false_positive_rate (FP/N)."
         ),
         json_schema_extra={"enum": list(WATCHABLE)},
+    )
+    feed: Feed = Field(
+        default="window",
+        description=(
+            "What the detectors get. blocks: one z-score per block of at least "
+            "block_min_class positives and negatives (the block's AUC or per-class error "
+            "rate, standardized by its sampling error against the level since the last "
+            "alarm): independent inputs whose false-alarm rate the cusum detector's arl "
+            "fixes at any class ratio; for auc, false_negative_rate and false_positive_rate. "
+            "window: the window's value every sample_every events (autocorrelated; for "
+            "page_hinkley, adwin and ddm as configured before blocks existed)."
+        ),
     )
     normalized: bool = Field(
         default=False,
@@ -1165,7 +1181,9 @@ class WatchSettings(_Section):
 
     def _locate(self, message: str) -> tuple[str | int, ...]:
         """The key a ``Watch`` error message is about."""
-        key = _named_in(message, ("measure", "normalized", "direction", "floor", "detectors"))
+        key = _named_in(
+            message, ("measure", "normalized", "direction", "floor", "feed", "detectors")
+        )
         if key is None:
             return ()
         if key == "detectors":
@@ -1184,12 +1202,14 @@ class WatchSettings(_Section):
             normalized=self.normalized,
             direction=self.direction,
             floor=self.floor,
+            feed=self.feed,
         )
 
     @classmethod
     def from_watch(cls, watch: Watch) -> WatchSettings:
         return cls(
             measure=watch.measure,
+            feed=watch.feed,
             normalized=watch.normalized,
             direction=watch.direction,
             floor=watch.floor,
@@ -1203,6 +1223,8 @@ class WatchSettings(_Section):
 WindowSize = Annotated[int, Field(ge=1, le=MAX_WINDOW_SIZE)]
 SampleEvery = Annotated[int, Field(ge=1, le=MAX_WINDOW_SIZE)]
 Threshold = Annotated[float, Field(allow_inf_nan=False, ge=-1e300, le=1e300)]
+BlockMinClass = Annotated[int, Field(ge=2, le=100_000)]
+BlockWarmup = Annotated[int, Field(ge=1, le=100_000)]
 def _distinct_watches(watches: list[WatchSettings]) -> list[WatchSettings]:
     """Refuse watches that a monitor's metrics could not tell apart.
 
@@ -1254,6 +1276,16 @@ _THRESHOLD = (
     "positive. Any finite number: scores need not be probabilities."
 )
 _WATCHES = "The measures to watch and their detectors."
+_BLOCK_MIN_CLASS = (
+    "A block (the input unit of feed: blocks watches) closes once it holds at least this "
+    "many positives and this many negatives, so every block carries the same information "
+    "whatever the class ratio (at 1:15 it is longer in events). Larger: smaller shifts "
+    "seen, later."
+)
+_BLOCK_WARMUP = (
+    "Blocks that only build a blocks watch's reference level, after the start and after "
+    "each of its alarms, before its detectors get inputs."
+)
 
 
 class MonitorDefaults(_Section):
@@ -1267,6 +1299,12 @@ class MonitorDefaults(_Section):
         default=_MONITOR_DEFAULTS.sample_every, description=_SAMPLE_EVERY
     )
     threshold: Threshold = Field(default=_MONITOR_DEFAULTS.threshold, description=_THRESHOLD)
+    block_min_class: BlockMinClass = Field(
+        default=_MONITOR_DEFAULTS.block_min_class, description=_BLOCK_MIN_CLASS
+    )
+    block_warmup: BlockWarmup = Field(
+        default=_MONITOR_DEFAULTS.block_warmup, description=_BLOCK_WARMUP
+    )
     watches: Watches = Field(
         default_factory=lambda: [WatchSettings.from_watch(w) for w in DEFAULT_WATCHES],
         description=(
@@ -1283,6 +1321,8 @@ class MonitorOverrides(_Section):
     window_size: WindowSize | None = Field(default=None, description=_WINDOW_SIZE)
     sample_every: SampleEvery | None = Field(default=None, description=_SAMPLE_EVERY)
     threshold: Threshold | None = Field(default=None, description=_THRESHOLD)
+    block_min_class: BlockMinClass | None = Field(default=None, description=_BLOCK_MIN_CLASS)
+    block_warmup: BlockWarmup | None = Field(default=None, description=_BLOCK_WARMUP)
     watches: Watches | None = Field(
         default=None, description=f"{_WATCHES} Replaces the default list; [] watches nothing."
     )
@@ -1316,6 +1356,8 @@ class MonitoringSettings(_Section):
             sample_every=_pick(overrides.sample_every, defaults.sample_every),
             threshold=_pick(overrides.threshold, defaults.threshold),
             watches=tuple(w.watch() for w in watches),
+            block_min_class=_pick(overrides.block_min_class, defaults.block_min_class),
+            block_warmup=_pick(overrides.block_warmup, defaults.block_warmup),
         )
 
 

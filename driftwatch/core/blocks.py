@@ -52,10 +52,11 @@ References:
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from driftwatch.core.sequential import normal_quantile
 
@@ -88,26 +89,22 @@ class Block:
 def delong(positives: Sequence[float], negatives: Sequence[float]) -> tuple[float, float, float]:
     """AUC and DeLong's component variances (S₁₀, S₀₁) of two score samples.
 
-    Exact (ties count ½), O((P + N) log(P + N)). Each sample needs at least two scores for
-    its component variance (ddof 1); with one score the component is 0.
+    Exact counts (ties count ½), O((P + N) log(P + N)) with numpy's sort and binary
+    searches. Each sample needs at least two scores for its component variance (ddof 1);
+    with one score the component is 0.
     """
     p, n = len(positives), len(negatives)
     if p == 0 or n == 0:
         raise ValueError("delong needs at least one positive and one negative score")
-    neg = sorted(negatives)
-    pos = sorted(positives)
-    v10 = [(bisect_left(neg, x) + bisect_right(neg, x)) / (2.0 * n) for x in positives]
-    v01 = [((p - bisect_right(pos, y)) + (p - bisect_left(pos, y))) / (2.0 * p)
-           for y in negatives]
-    auc = math.fsum(v10) / p
-    return auc, _variance(v10), _variance(v01)
-
-
-def _variance(values: Sequence[float]) -> float:
-    if len(values) < 2:
-        return 0.0
-    mean = math.fsum(values) / len(values)
-    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    pos = np.sort(np.asarray(positives, dtype=float))
+    neg = np.sort(np.asarray(negatives, dtype=float))
+    # Twice the placement counts, integers: below + below-or-equal.
+    v10 = np.searchsorted(neg, pos, "left") + np.searchsorted(neg, pos, "right")
+    v01 = 2 * p - np.searchsorted(pos, neg, "left") - np.searchsorted(pos, neg, "right")
+    auc = float(v10.sum()) / (2.0 * p * n)
+    s10 = float(np.var(v10 / (2.0 * n), ddof=1)) if p > 1 else 0.0
+    s01 = float(np.var(v01 / (2.0 * p), ddof=1)) if n > 1 else 0.0
+    return auc, s10, s01
 
 
 class BlockCollector:

@@ -14,6 +14,7 @@ Metrics (label sets in braces)::
     driftwatch_measure{model,measure}                           gauge   raw value
     driftwatch_measure_normalized{model,measure}                gauge   class-ratio-normalized
     driftwatch_measure_threshold{model,measure}                 gauge   adjusted raw threshold
+    driftwatch_auc_standard_error{model}                        gauge   DeLong s.e. of window AUC
     driftwatch_window_events{model,class}                       gauge   class = positive|negative
     driftwatch_detector_state{model,measure,detector}           gauge   0 stable, 1 warning, 2 drift
     driftwatch_alarms_total{model,measure,detector,level}       counter
@@ -219,6 +220,13 @@ class _Families:
             "ratio; compare with driftwatch_measure.",
             labels=("model", "measure"),
         )
+        self.auc_standard_error = GaugeMetricFamily(
+            "driftwatch_auc_standard_error",
+            "DeLong standard error of the window AUC at the window's P and N; "
+            "driftwatch_measure{measure=\"auc\"} + 2 * this < floor means significantly "
+            "below the floor. Absent while undefined.",
+            labels=("model",),
+        )
         self.window = GaugeMetricFamily(
             "driftwatch_window_events",
             "Events in the model's window, by true class.",
@@ -306,9 +314,10 @@ class _Families:
     def all(self) -> list[Metric]:
         return [
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
-            self.window, self.detector_state, self.alarms, self.last_event, self.last_alarm,
-            self.last_processed, self.auc_floor, self.auc_max_drop, self.no_events_seconds,
-            self.batch_labels, self.lag, self.ready, self.start_time, self.build, self.dropped,
+            self.auc_standard_error, self.window, self.detector_state, self.alarms,
+            self.last_event, self.last_alarm, self.last_processed, self.auc_floor,
+            self.auc_max_drop, self.no_events_seconds, self.batch_labels, self.lag, self.ready,
+            self.start_time, self.build, self.dropped,
         ]
 
     def fill(self, agent: AgentSnapshot,
@@ -360,6 +369,8 @@ class _Families:
         yield from _defined(self.measure, model, snap.values)
         yield from _defined(self.normalized, model, snap.normalized)
         yield from _defined(self.threshold, model, snap.thresholds)
+        if snap.auc_standard_error == snap.auc_standard_error:  # omitted when NaN
+            yield self.auc_standard_error, (model,), snap.auc_standard_error
         yield self.window, (model, "positive"), snap.positives
         yield self.window, (model, "negative"), snap.negatives
         for (measure, detector), state in sorted(snap.detector_states.items()):

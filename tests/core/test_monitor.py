@@ -68,21 +68,23 @@ def test_same_window_and_measures_as_a_plain_window() -> None:
 
 
 class Episodes:
-    """The monitor's rule for one detector, restated: a drift is a new alarm unless it comes
-    less than a window after the previous drift, or the detector (ADWIN) still holds inputs
-    from before its previous drift, less one window's ramp."""
+    """The monitor's rule for one window detector, restated: a drift is a new alarm unless it
+    comes less than a window after the previous alarm, or the detector (ADWIN) still holds
+    inputs from before its previous alarm, less one window's ramp. Only alarms move these
+    marks, so drifts that are not alarmed cannot chain into a long suppression."""
 
     def __init__(self, window: int, ramp: int) -> None:
         self.window, self.ramp = window, ramp
-        self.fed, self.quiet_until, self.fed_at_drift = 0, 0, None
+        self.fed, self.quiet_until, self.fed_at_alarm = 0, 0, None
 
     def drift(self, event: int, width: int | None) -> bool:
         repeated = event < self.quiet_until or (
-            self.fed_at_drift is not None
+            self.fed_at_alarm is not None
             and width is not None
-            and width > self.fed - self.fed_at_drift + self.ramp
+            and width > self.fed - self.fed_at_alarm + self.ramp
         )
-        self.quiet_until, self.fed_at_drift = event + self.window, self.fed
+        if not repeated:
+            self.quiet_until, self.fed_at_alarm = event + self.window, self.fed
         return not repeated
 
 

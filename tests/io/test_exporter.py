@@ -61,6 +61,7 @@ FRAUD = Snapshot(
     },
     last_event_time=T0 + 12.5,
     last_alarm_time=T0 + 3.25,
+    auc_standard_error=0.0125,
 )
 
 # A window with no positive yet: AUC and precision are undefined, the threshold not sampled.
@@ -100,6 +101,7 @@ EXPECTED_FAMILIES = {
     "driftwatch_measure": ("gauge", {"model", "measure"}),
     "driftwatch_measure_normalized": ("gauge", {"model", "measure"}),
     "driftwatch_measure_threshold": ("gauge", {"model", "measure"}),
+    "driftwatch_auc_standard_error": ("gauge", {"model"}),
     "driftwatch_window_events": ("gauge", {"model", "class"}),
     "driftwatch_detector_state": ("gauge", {"model", "measure", "detector"}),
     "driftwatch_alarms_total": ("counter", {"model", "measure", "detector", "level"}),
@@ -149,6 +151,8 @@ def test_measures_normalized_and_thresholds(registry: CollectorRegistry) -> None
     assert value("driftwatch_measure_normalized", {"model": "fraud", "measure": "gmean"}) == 0.93
     assert value("driftwatch_measure_normalized", {"model": "fraud", "measure": "precision"}) == 0.6
     assert value("driftwatch_measure_threshold", {"model": "fraud", "measure": "gmean"}) == 0.71
+    assert value("driftwatch_auc_standard_error", {"model": "fraud"}) == 0.0125
+    assert value("driftwatch_auc_standard_error", {"model": "churn"}) is None  # NaN: omitted
     # Only floored measures have a threshold.
     assert value("driftwatch_measure_threshold", {"model": "fraud", "measure": "auc"}) is None
     assert value("driftwatch_measure", {"model": "churn", "measure": "gmean"}) == 0.0
