@@ -1,24 +1,33 @@
-"""Detection quality: false alarms on stationary streams, detection rate and delay on drifts.
+"""Detection quality of the default configuration, on streams it was not tuned to.
 
-Three tables, all on seeded streams from :mod:`driftwatch.simulate` (binormal scores, AUC 0.9):
+Every stream goes through the real :class:`~driftwatch.core.monitor.Monitor` with
+``MonitorConfig()`` (the defaults; only the crisp ``threshold`` varies where a table says so)
+and counts the alarms users would get. Four score models, so that no single simulator can be
+what the defaults fit:
 
-A. **Paper 003's setting** (Table IV): Page-Hinkley (δ 0.005, λ 50, 30 minimum samples, no
-   fading) on every event of each measure over a 100-event window, on stationary streams at
-   class ratios 1:15 … 15:1: the share of runs with at least one false alarm, raw beside
-   normalized, with the paper's own numbers (a Hoeffding tree on Agrawal data) in brackets.
-B. **Candidates at driftwatch's scale** (d = 1000): every (measure, raw or normalized,
-   detector and parameters, ``sample_every``) combination: false alarms on stationary streams
-   at all five ratios (share of runs, per 100 000 events, and the spread between ratios),
-   detection share and mean delay for a sudden and a gradual AUC drop of 0.10, and alarms
-   raised by pure class-ratio changes (MinMaj, Sudden_RC, recurring), which are false alarms
-   for every measure that the ratio does not move.
-C. **The defaults** (``DEFAULT_WATCHES``, ``MonitorConfig()``), run end to end through
-   :class:`~driftwatch.core.monitor.Monitor`, on the same scenarios.
+- **binormal**: negatives N(0, 1), positives N(μ, 1);
+- **beta**: negatives Beta(1, a), positives Beta(a, 1) (bounded, skewed, threshold 0.5 central);
+- **bimodal**: both classes two-component normal mixtures (a non-binormal ROC curve);
+- **tied**: binormal scores rounded to five values (heavily tied, discrete).
 
-Tables A and B record each run's sampled measure series once and replay them into every
-candidate detector (the monitor feeds detectors exactly these samples:
-``tests/core/test_monitor.py``) and count alarms by the monitor's rule: full windows only,
-one alarm per change (``Monitor._repeated``).
+Each model's parameter is solved (closed form for AUC, bisection) so that its AUC is exactly the
+level asked for (0.70–0.95). Tables:
+
+A. **False alarms on stationary streams** per 10⁶ events, per class ratio 1:15 … 15:1 and per
+   stream length (the first L events of each stream, L up to 2 × 10⁶), every model at its own
+   AUC level; the nominal bound of the defaults beside it.
+B. **Pure class-ratio changes and swaps** (AUC unchanged), with the centred and two off-centre
+   crisp thresholds: alarms on any default watch (every one is false).
+C. **Sudden AUC drops** of 0.05, 0.10 and 0.20 at every ratio (window d = 1000): share
+   detected on the AUC watch and median delay (events after the change), and the first alarm
+   on any watch.
+D. **Gradual and successive drops**: 0.90 → 0.80 over 10 000 events; 0.90 → 0.80 → 0.70.
+E. **Calibration of the standardized inputs**: the block pipeline alone (the monitor's own
+   collector, standardizers and CUSUM) at a short target ARL, whose false alarms can be counted
+   precisely: measured against nominal run length, per model and ratio.
+
+Seeds start at 7_000_000 (the test suite uses small seeds), so the benchmark is never the data
+the tests were written against. ``python -m benchmarks detection`` (``--quick`` for a smoke run).
 """
 
 from __future__ import annotations
@@ -27,330 +36,437 @@ import argparse
 import math
 import multiprocessing
 import statistics
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftwatch.core.detectors import registry
-from driftwatch.core.measures.crisp import NORMALIZABLE
-from driftwatch.core.monitor import DEFAULT_WATCHES, ERROR_STREAM, Monitor, MonitorConfig
-from driftwatch.core.normalization import normalize
-from driftwatch.core.window import PrequentialWindow
-from driftwatch.simulate import IMBALANCE_RATIOS, generate, positive_share_from_ratio
+import numpy as np
 
-MEASURES = ("auc", *NORMALIZABLE)
+from driftwatch.core.blocks import AUCStandardizer, BlockCollector, RateStandardizer
+from driftwatch.core.detectors import Cusum
+from driftwatch.core.events import Event
+from driftwatch.core.monitor import (
+    DEFAULT_ARL,
+    DEFAULT_BLOCK_MIN_CLASS,
+    DEFAULT_BLOCK_WARMUP,
+    DEFAULT_WATCHES,
+    Monitor,
+    MonitorConfig,
+)
+from driftwatch.core.sequential import normal_cdf, normal_quantile
 
-# Paper 003, Table IV (REFERENCE.md): runs out of 100 with ≥ 1 false alarm, per class ratio.
-PAPER_TABLE_IV = {
-    "accuracy": (0, 12, 27, 3, 0),
-    "balanced_accuracy": (9, 11, 26, 27, 25),
-    "kappa": (68, 44, 50, 43, 49),
-    "gmean": (91, 59, 24, 33, 47),
-    "f1": (82, 50, 24, 1, 0),
-    "precision": (94, 80, 50, 11, 0),
-    "recall": (70, 44, 27, 4, 1),
-    "mcc": (76, 49, 48, 40, 50),
-}
-
-
-@dataclass(frozen=True)
-class Case:
-    """One scenario instance: R seeded runs of it."""
-
-    label: str
-    scenario: str
-    params: tuple[tuple[str, Any], ...]
-    kind: str  # "stationary", "drift" (real AUC drop) or "virtual" (class ratio only)
+SEED = 7_000_000
+RATIOS = (1 / 15, 1 / 4, 1.0, 4.0, 15.0)  # positives : negatives
+RATIO_NAMES = ("1:15", "1:4", "1:1", "4:1", "15:1")
+MODELS = ("binormal", "beta", "bimodal", "tied")
+AUC_LEVEL = {"binormal": 0.9, "beta": 0.8, "bimodal": 0.95, "tied": 0.7}
 
 
-def cases(length: int) -> list[Case]:
-    stationary = [
-        Case(f"stationary {r}", "stationary",
-             (("positive_share", positive_share_from_ratio(r)),), "stationary")
-        for r in IMBALANCE_RATIOS
-    ]
-    return [
-        *stationary,
-        Case("sudden AUC drop 0.10", "sudden_auc_drop", (("drop", 0.1),), "drift"),
-        Case("gradual AUC drop 0.10", "gradual_auc_drop", (("drop", 0.1),), "drift"),
-        Case("ratio change 3:7 → 1:15", "ratio_change", (), "virtual"),
-        Case("MinMaj 1:19 → 19:1", "minmaj", (), "virtual"),
-        Case("recurring ratio", "recurring_ratio", (), "virtual"),
-    ]
+# ------------------------------------------------------------------------------------------
+# Score models: AUC as a function of one parameter, solved for the level asked for.
 
 
-# ----------------------------------------------------------------------------------------------
-# Recording the sampled series of one run
-
-
-def record(case: Case, seed: int, length: int, window_size: int, every: int) -> dict[str, Any]:
-    """Sample every measure, raw and normalized, every ``every`` events of one seeded run."""
-    stream = generate(case.scenario, seed=seed, length=length, **dict(case.params))
-    window = PrequentialWindow(window_size)
-    series: dict[tuple[str, str], list[float]] = defaultdict(list)
-    errors = series[ERROR_STREAM, "raw"]
-    for i, event in enumerate(stream, start=1):
-        window.update(event.y_true, event.y_score)
-        errors.append(float((event.y_score >= window.threshold) != event.y_true))
-        if i % every:
-            continue
-        positives, negatives = window.positives, window.negatives
-        full = len(window) == window_size  # as the monitor: detectors see full windows only
-        for measure in MEASURES:
-            value = window.measure(measure) if full else math.nan
-            series[measure, "raw"].append(value)
-            if measure != "auc":
-                series[measure, "normalized"].append(
-                    normalize(measure, positives, negatives, value)
-                )
-    change = stream.change_points[0].index if stream.change_points else None
-    return {"case": case, "seed": seed, "series": dict(series), "change": change}
-
-
-@dataclass(frozen=True)
-class Candidate:
-    detector: str
-    params: tuple[tuple[str, Any], ...]
-    every: int  # sample every this many events (a multiple of the recording step)
-
-    @property
-    def label(self) -> str:
-        args = ", ".join(f"{k}={v}" for k, v in self.params if k != "direction")
-        return f"{self.detector}({args}) every {self.every}"
-
-
-def alarms(values: Sequence[float], step: int, candidate: Candidate, window_size: int) -> list[int]:
-    """Event indices (1-based counts) of the alarms ``candidate`` raises on a recorded series."""
-    detector = registry.create(candidate.detector, **dict(candidate.params))
-    stride = candidate.every // step
-    ramp = 0 if step == 1 else window_size // candidate.every
-    found: list[int] = []
-    quiet_until, fed, fed_at_drift = 0, 0, -1
-    for k in range(stride - 1, len(values), stride):
-        value = values[k]
-        if math.isnan(value):
-            continue
-        fed += 1
-        if detector.update(value).name == "DRIFT":
-            # One alarm per change, by the monitor's rule (Monitor._repeated).
-            event = (k + 1) * step
-            width = getattr(detector, "width", None)
-            repeated = event < quiet_until or (
-                fed_at_drift >= 0 and width is not None and width > fed - fed_at_drift + ramp)
-            if not repeated:
-                found.append(event)
-            quiet_until, fed_at_drift = event + window_size, fed
-    return found
-
-
-# ----------------------------------------------------------------------------------------------
-# Scoring
-
-
-@dataclass
-class Score:
-    runs: int = 0
-    events: int = 0
-    runs_with_false_alarm: int = 0
-    false_alarms: int = 0
-    detected: int = 0
-    delays: list[int] | None = None
-
-    def add(self, case: Case, found: list[int], change: int | None, length: int) -> None:
-        self.runs += 1
-        if self.delays is None:
-            self.delays = []
-        if case.kind == "drift" and change is not None:
-            false = [a for a in found if a <= change]
-            self.events += change
-            after = [a for a in found if a > change]
-            if after:
-                self.detected += 1
-                self.delays.append(after[0] - change)
+def _bisect(f: Callable[[float], float], target: float, low: float, high: float) -> float:
+    for _ in range(100):
+        mid = 0.5 * (low + high)
+        if f(mid) < target:
+            low = mid
         else:
-            false = found
-            self.events += length
-        self.false_alarms += len(false)
-        self.runs_with_false_alarm += bool(false)
-
-    def share_false(self) -> float:
-        return self.runs_with_false_alarm / self.runs if self.runs else math.nan
-
-    def per_100k(self) -> float:
-        return 1e5 * self.false_alarms / self.events if self.events else math.nan
-
-    def share_detected(self) -> float:
-        return self.detected / self.runs if self.runs else math.nan
-
-    def mean_delay(self) -> float:
-        return statistics.fmean(self.delays) if self.delays else math.nan
+            high = mid
+    return 0.5 * (low + high)
 
 
-def _pct(x: float) -> str:
-    return "–" if math.isnan(x) else f"{100 * x:.0f}%"
+_NEG_MIX = ((0.7, 0.0, 1.0), (0.3, 2.0, 1.0))  # weight, mean, sd
+_POS_MIX = ((0.5, 0.0, 1.0), (0.5, 2.5, 0.6))  # shifted by t
+_TIED_EDGES = np.array([-0.5, 0.5, 1.5, 2.5])  # five values: ≤ −0.5, …, > 2.5
 
 
-def _num(x: float) -> str:
-    return "–" if math.isnan(x) else f"{x:.0f}"
+def _mixture_auc(t: float) -> float:
+    return sum(
+        wp * wn * normal_cdf((mp + t - mn) / math.hypot(sp, sn))
+        for wp, mp, sp in _POS_MIX for wn, mn, sn in _NEG_MIX
+    )
 
 
-# ----------------------------------------------------------------------------------------------
-# Table A: paper 003's setting
+def _bins(mu: float) -> np.ndarray:
+    cdf = np.array([normal_cdf(e - mu) for e in _TIED_EDGES])
+    return np.diff(np.concatenate(([0.0], cdf, [1.0])))
 
 
-def table_a(runs: int, length: int, pool: Any) -> None:
-    stationary = [c for c in cases(length) if c.kind == "stationary"]
-    jobs = [(c, seed, length, 100, 1) for c in stationary for seed in range(runs)]
-    recordings = pool.starmap(record, jobs, chunksize=1)
-    ph = Candidate("page_hinkley", (("min_samples", 30), ("delta", 0.005), ("threshold", 50.0),
-                                    ("alpha", 1.0), ("direction", "down")), 1)
-    print(f"### A. Paper 003's setting: PH on each measure over a 100-event window, every "
-          f"event; {runs} stationary runs of {length} events per ratio\n")
-    print("Share of runs with ≥ 1 false alarm, raw / normalized [paper 003, Table IV].\n")
-    print("| measure | " + " | ".join(IMBALANCE_RATIOS) + " |")
-    print("|---|" + "---|" * len(IMBALANCE_RATIOS))
-    for measure in NORMALIZABLE:
-        cells = []
-        for i, case in enumerate(stationary):
-            mine = [r for r in recordings if r["case"] == case]
-            shares = []
-            for variant in ("raw", "normalized"):
-                hit = sum(bool(alarms(r["series"][measure, variant], 1, ph, 100)) for r in mine)
-                shares.append(f"{100 * hit / len(mine):.0f}")
-            cells.append(f"{shares[0]} / {shares[1]} [{PAPER_TABLE_IV[measure][i]}]")
-        print(f"| {measure} | " + " | ".join(cells) + " |")
-    print()
+def _tied_auc(mu: float) -> float:
+    pos, neg = _bins(mu), _bins(0.0)
+    below = np.concatenate(([0.0], np.cumsum(neg)[:-1]))
+    return float(np.sum(pos * (below + 0.5 * neg)))
 
 
-# ----------------------------------------------------------------------------------------------
-# Table B: candidates at d = 1000
+def _beta_auc(a: float) -> float:
+    # X ~ Beta(a, 1), Y ~ Beta(1, a): P(X > Y) = 1 − a·B(a, a + 1).
+    return 1.0 - a * math.exp(math.lgamma(a) + math.lgamma(a + 1) - math.lgamma(2 * a + 1))
 
 
-def candidates(measure: str, step: int) -> list[Candidate]:
-    """The detector settings tried on ``measure``; windowed measures every 1, 2 or 4 steps."""
-    if measure == ERROR_STREAM:  # per-event 0/1 errors: the classic input of all three
-        return [
-            Candidate("ddm", (), 1),
-            Candidate("page_hinkley", (("threshold", 50.0), ("direction", "up")), 1),
-            Candidate("page_hinkley", (("threshold", 100.0), ("direction", "up")), 1),
-            Candidate("adwin", (("delta", 0.002), ("direction", "up")), 1),
-        ]
-    found = []
-    for every in (2 * step, 4 * step):
-        for threshold, delta in ((1.0, 0.005), (2.0, 0.005), (3.0, 0.005), (1.0, 0.01),
-                                 (2.0, 0.01)):
-            found.append(Candidate("page_hinkley", (("threshold", threshold), ("delta", delta),
-                                                    ("direction", "down")), every))
-    for every in (step, 2 * step):
-        for delta in (0.002, 0.1):
-            found.append(Candidate("adwin", (("delta", delta), ("clock", 1),
-                                             ("direction", "down")), every))
+def parameter(model: str, auc: float) -> float:
+    if model == "binormal":
+        return math.sqrt(2.0) * normal_quantile(auc)
+    if model == "beta":
+        return _bisect(_beta_auc, auc, 1.0, 200.0)
+    if model == "bimodal":
+        return _bisect(_mixture_auc, auc, -10.0, 10.0)
+    return _bisect(_tied_auc, auc, -5.0, 10.0)
+
+
+def scores(model: str, y: np.ndarray, theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Scores for labels ``y`` with the model parameter ``theta`` per event."""
+    n = y.size
+    if model == "binormal":
+        return rng.normal(0.0, 1.0, n) + theta * y
+    if model == "tied":
+        return np.searchsorted(_TIED_EDGES, rng.normal(0.0, 1.0, n) + theta * y) * 0.25
+    if model == "beta":
+        u = rng.random(n)
+        pos = u ** (1.0 / theta)  # Beta(a, 1) by inversion
+        neg = 1.0 - u ** (1.0 / theta)  # Beta(1, a)
+        return np.where(y, pos, neg)
+    comp = rng.random(n)
+    z = rng.normal(0.0, 1.0, n)
+    neg = np.where(comp < _NEG_MIX[0][0], z * _NEG_MIX[0][2] + _NEG_MIX[0][1],
+                   z * _NEG_MIX[1][2] + _NEG_MIX[1][1])
+    pos = np.where(comp < _POS_MIX[0][0], z * _POS_MIX[0][2] + _POS_MIX[0][1],
+                   z * _POS_MIX[1][2] + _POS_MIX[1][1]) + theta
+    return np.where(y, pos, neg)
+
+
+def share(ratio: float) -> float:
+    return ratio / (1.0 + ratio)
+
+
+def auc_path(model: str, levels: Sequence[tuple[int, float]], n: int) -> np.ndarray:
+    """Per-event model parameter for piecewise AUC levels [(start, auc), ...]; a level given
+    as (start, (a0, a1, end)) ramps linearly (on the parameter scale) from a0 to a1."""
+    theta = np.empty(n)
+    for i, (start, level) in enumerate(levels):
+        end = levels[i + 1][0] if i + 1 < len(levels) else n
+        if isinstance(level, tuple):
+            a0, a1, ramp_end = level
+            p0, p1 = parameter(model, a0), parameter(model, a1)
+            ramp = np.clip((np.arange(start, end) - start) / (ramp_end - start), 0.0, 1.0)
+            theta[start:end] = p0 + (p1 - p0) * ramp
+        else:
+            theta[start:end] = parameter(model, level)
+    return theta
+
+
+# ------------------------------------------------------------------------------------------
+# Running streams through the monitor
+
+
+@dataclass(frozen=True)
+class Run:
+    model: str
+    n: int
+    seed: int
+    shares: tuple[tuple[int, float], ...]  # (start, positive share)
+    levels: tuple[tuple[int, Any], ...]  # (start, auc or ramp)
+    threshold: float = 0.5
+
+
+def run(spec: Run) -> list[tuple[str, int]]:
+    """(measure, event count) of every alarm of the default monitor on the stream."""
+    rng = np.random.default_rng(spec.seed)
+    p = np.empty(spec.n)
+    for i, (start, s) in enumerate(spec.shares):
+        end = spec.shares[i + 1][0] if i + 1 < len(spec.shares) else spec.n
+        p[start:end] = s
+    monitor = Monitor("bench", MonitorConfig(threshold=spec.threshold))
+    found: list[tuple[str, int]] = []
+    theta = auc_path(spec.model, spec.levels, spec.n)
+    chunk = 200_000
+    for start in range(0, spec.n, chunk):
+        end = min(spec.n, start + chunk)
+        y = rng.random(end - start) < p[start:end]
+        s = scores(spec.model, y, theta[start:end], rng)
+        for label, score in zip(y.tolist(), s.tolist(), strict=True):
+            for alarm in monitor.update(Event(int(label), score)):
+                found.append((alarm.measure, alarm.event_count))
     return found
 
 
-def table_b(runs: int, length: int, window_size: int, step: int, pool: Any) -> None:
-    all_cases = cases(length)
-    jobs = [(c, seed, length, window_size, step) for c in all_cases for seed in range(runs)]
-    recordings = pool.starmap(record, jobs, chunksize=1)
-    print(f"### B. Candidates at d = {window_size}: {runs} runs of {length} events per "
-          "scenario\n")
-    print("FA: false alarms on the 5 stationary ratios (share of runs with any; per 100 000 "
-          "events; spread = highest − lowest share across ratios). Drift: share of runs "
-          "detecting a 0.10 AUC drop after the change, and mean delay in events. Virtual: "
-          "share of runs with an alarm under a pure class-ratio change.\n")
-    print("| measure | input | detector | FA runs | FA /100k | FA spread | sudden det. | "
-          "sudden delay | gradual det. | gradual delay | virtual |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for measure in (*MEASURES, ERROR_STREAM):
-        normalizable = measure in NORMALIZABLE
-        for variant in ("raw", "normalized") if normalizable else ("raw",):
-            for candidate in candidates(measure, step):
-                scores: dict[str, Score] = defaultdict(Score)
-                for rec in recordings:
-                    case = rec["case"]
-                    recorded_every = 1 if measure == ERROR_STREAM else step
-                    found = alarms(rec["series"][measure, variant], recorded_every, candidate,
-                                   window_size)
-                    key = case.label if case.kind == "stationary" else case.kind + case.scenario
-                    scores[key].add(case, found, rec["change"], length)
-                _row_b(measure, variant, candidate, scores)
+def _map(pool: Any, specs: Sequence[Run]) -> list[list[tuple[str, int]]]:
+    return list(pool.map(run, specs, chunksize=1))
+
+
+# ------------------------------------------------------------------------------------------
+# Tables
+
+
+def _rate(count: int, events: int) -> str:
+    return f"{count / events * 1e6:.2f} ({count})"
+
+
+def nominal_bound(ratio: float) -> float:
+    """False alarms per 10⁶ events of the three default watches at the nominal ARL, with
+    the mean block length at this ratio (≥ 2m events: the expected events until both classes
+    hold m, estimated by simulation)."""
+    rng = np.random.default_rng(SEED - 1)
+    m, total, blocks = DEFAULT_BLOCK_MIN_CLASS, 0, 2000
+    for _ in range(blocks):
+        pos = neg = length = 0
+        while pos < m or neg < m:
+            y = rng.random() < share(ratio)
+            pos += y
+            neg += not y
+            length += 1
+        total += length
+    return len(DEFAULT_WATCHES) * 1e6 / (DEFAULT_ARL * total / blocks)
+
+
+def table_a(pool: Any, length: int, lengths: Sequence[int]) -> None:
+    print("### A. False alarms on stationary streams (per 10⁶ events; count in brackets)\n")
+    print(f"One stream of {length:,} events per model and ratio (models: "
+          + ", ".join(f"{m} at AUC {AUC_LEVEL[m]}" for m in MODELS)
+          + "); the first L events of each stream count for length L.\n")
+    specs = [Run(model, length, SEED + 100 * i + j, ((0, share(r)),), ((0, AUC_LEVEL[model]),))
+             for i, model in enumerate(MODELS) for j, r in enumerate(RATIOS)]
+    started = time.perf_counter()
+    results = _map(pool, specs)
+    print("| events per stream (× 4 models) | " + " | ".join(RATIO_NAMES) + " |")
+    print("|---:|" + "---:|" * len(RATIOS))
+    for cut in lengths:
+        cells = []
+        for j in range(len(RATIOS)):
+            count = sum(1 for i in range(len(MODELS))
+                        for _, at in results[i * len(RATIOS) + j] if at <= cut)
+            cells.append(_rate(count, cut * len(MODELS)))
+        print(f"| {cut:,} | " + " | ".join(cells) + " |")
+    bounds = [f"≤ {nominal_bound(r):.2f}" for r in RATIOS]
+    print("| nominal (ARL) | " + " | ".join(bounds) + " |")
+    by_watch: dict[str, int] = {}
+    for found in results:
+        for measure, _ in found:
+            by_watch[measure] = by_watch.get(measure, 0) + 1
+    print(f"\nAlarms by watch: {by_watch or 'none'}; "
+          f"{len(specs) * length:,} events in {time.perf_counter() - started:.0f} s.\n")
+
+
+def table_b(pool: Any, runs: int, length: int) -> None:
+    print("### B. Pure class-ratio changes (AUC unchanged): alarms on any default watch\n")
+    half = length // 2
+    changes = {
+        "1:1 → 1:9 (0.5 → 0.1 positives)": ((0, 0.5), (half, 0.1)),
+        "swap 5 % → 95 % positives": ((0, 0.05), (half, 0.95)),
+        "swap 95 % → 5 % positives": ((0, 0.95), (half, 0.05)),
+        "recurring 1:4 ↔ 4:1 every 20 000": tuple(
+            (s, 0.2 if (s // 20_000) % 2 == 0 else 0.8) for s in range(0, length, 20_000)
+        ),
+    }
+    thresholds = {"binormal": (0.5, 1.5, -0.5), "beta": (0.5, 0.3, 0.8)}
+    print(f"{runs} runs of {length:,} events per cell; thresholds: binormal (negatives "
+          "N(0, 1), positives N(1.81, 1)) 0.5 / 1.5 / −0.5, beta 0.5 (centred) / 0.3 / 0.8; "
+          "cells: alarms (runs with ≥ 1).\n")
+    specs = []
+    for change in changes.values():
+        for model, ts in thresholds.items():
+            for t in ts:
+                specs += [Run(model, length, SEED + 50_000 + r, change, ((0, 0.9),), t)
+                          for r in range(runs)]
+    results = _map(pool, specs)
+    header = [f"{m} t={t:g}" for m, ts in thresholds.items() for t in ts]
+    print("| change | " + " | ".join(header) + " |")
+    print("|---|" + "---:|" * len(header))
+    k = 0
+    for name in changes:
+        cells = []
+        for _ in header:
+            chunk = results[k:k + runs]
+            k += runs
+            cells.append(f"{sum(map(len, chunk))} ({sum(1 for c in chunk if c)})")
+        print(f"| {name} | " + " | ".join(cells) + " |")
     print()
 
 
-def _row_b(measure: str, variant: str, candidate: Candidate, scores: dict[str, Score]) -> None:
-    stationary = [s for k, s in scores.items() if k.startswith("stationary")]
-    pooled = Score(runs=sum(s.runs for s in stationary), events=sum(s.events for s in stationary),
-                   runs_with_false_alarm=sum(s.runs_with_false_alarm for s in stationary),
-                   false_alarms=sum(s.false_alarms for s in stationary))
-    spread = max(s.share_false() for s in stationary) - min(s.share_false() for s in stationary)
-    sudden, gradual = scores["driftsudden_auc_drop"], scores["driftgradual_auc_drop"]
-    virtual = [s for k, s in scores.items() if k.startswith("virtual")]
-    virtual_share = sum(s.runs_with_false_alarm for s in virtual) / sum(s.runs for s in virtual)
-    print(f"| {measure} | {variant} | {candidate.label} | {_pct(pooled.share_false())} | "
-          f"{pooled.per_100k():.1f} | {_pct(spread)} | {_pct(sudden.share_detected())} | "
-          f"{_num(sudden.mean_delay())} | {_pct(gradual.share_detected())} | "
-          f"{_num(gradual.mean_delay())} | {_pct(virtual_share)} |")
+def _delays(found: list[tuple[str, int]], change: int, horizon: int,
+            measure: str | None) -> int | None:
+    hits = [at - change for m, at in found
+            if change < at <= change + horizon and (measure is None or m == measure)]
+    return min(hits) if hits else None
 
 
-# ----------------------------------------------------------------------------------------------
-# Table C: the defaults, end to end through the Monitor
+def _median(values: Iterable[int | None]) -> str:
+    got = [v for v in values if v is not None]
+    return f"{statistics.median(got):,.0f}" if got else "–"
 
 
-def run_defaults(case: Case, seed: int, length: int) -> dict[str, Any]:
-    stream = generate(case.scenario, seed=seed, length=length, **dict(case.params))
-    monitor = Monitor("bench", MonitorConfig())
-    found: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for event in stream:
-        for alarm in monitor.update(event):
-            if alarm.level == "drift":
-                found[alarm.measure, alarm.detector].append(alarm.event_count)
-    change = stream.change_points[0].index if stream.change_points else None
-    return {"case": case, "found": dict(found), "change": change}
-
-
-def table_c(runs: int, length: int, pool: Any) -> None:
-    config = MonitorConfig()
-    all_cases = cases(length)
-    jobs = [(c, seed, length) for c in all_cases for seed in range(runs)]
-    results = pool.starmap(run_defaults, jobs, chunksize=1)
-    keys = [(w.measure, d.name) for w in DEFAULT_WATCHES for d in w.detectors]
-    print(f"### C. The defaults end to end (d = {config.window_size}, sample_every = "
-          f"{config.sample_every}): {runs} runs of {length} events per scenario\n")
-    print("| scenario | " + " | ".join(f"{m} {d}" for m, d in keys) + " |")
-    print("|---|" + "---|" * len(keys))
-    for case in all_cases:
-        mine = [r for r in results if r["case"] == case]
+def table_c(pool: Any, runs: int, other_runs: int, before: int, after: int) -> None:
+    print("### C. Sudden AUC drops (binormal, AUC 0.90 → 0.90 − drop, d = 1000)\n")
+    print(f"{runs} runs per cell, change after {before:,} events, {after:,} events after it. "
+          "Cells: median delay (events) to the first AUC alarm, detected share; then the first "
+          "alarm on any watch. False alarms before the change in brackets if any.\n")
+    drops = (0.05, 0.10, 0.20)
+    specs = [Run("binormal", before + after, SEED + 200_000 + 1000 * i + 100 * j + r,
+                 ((0, share(ratio)),), ((0, 0.9), (before, 0.9 - drop)))
+             for i, drop in enumerate(drops) for j, ratio in enumerate(RATIOS)
+             for r in range(runs)]
+    results = _map(pool, specs)
+    print("| drop | watch | " + " | ".join(RATIO_NAMES) + " |")
+    print("|---:|---|" + "---:|" * len(RATIOS))
+    k = 0
+    for drop in drops:
+        auc_cells, any_cells = [], []
+        for _ in RATIOS:
+            chunk = results[k:k + runs]
+            k += runs
+            auc_delays = [_delays(c, before, after, "auc") for c in chunk]
+            any_delays = [_delays(c, before, after, None) for c in chunk]
+            early = sum(1 for c in chunk for _, at in c if at <= before)
+            detected = sum(d is not None for d in auc_delays)
+            note = f" [{early}]" if early else ""
+            auc_cells.append(f"{_median(auc_delays)}, {detected}/{runs}{note}")
+            any_cells.append(_median(any_delays))
+        print(f"| {drop:.2f} | AUC | " + " | ".join(auc_cells) + " |")
+        print(f"| {drop:.2f} | any | " + " | ".join(any_cells) + " |")
+    print(f"\nThe other score models, AUC level → level − 0.10, {other_runs} runs per cell "
+          "(median delay to the first AUC alarm, detected share):\n")
+    print("| model | " + " | ".join(RATIO_NAMES) + " |")
+    print("|---|" + "---:|" * len(RATIOS))
+    others = [m for m in MODELS if m != "binormal"]
+    specs = [Run(model, before + after, SEED + 250_000 + 1000 * i + 100 * j + r,
+                 ((0, share(ratio)),),
+                 ((0, AUC_LEVEL[model]), (before, AUC_LEVEL[model] - 0.1)))
+             for i, model in enumerate(others) for j, ratio in enumerate(RATIOS)
+             for r in range(other_runs)]
+    results = _map(pool, specs)
+    k = 0
+    for model in others:
         cells = []
-        for key in keys:
-            score = Score()
-            for r in mine:
-                score.add(case, r["found"].get(key, []), r["change"], length)
-            if case.kind == "drift":
-                cells.append(f"det. {_pct(score.share_detected())}, delay "
-                             f"{_num(score.mean_delay())}, FA {_pct(score.share_false())}")
-            else:
-                cells.append(f"FA {_pct(score.share_false())} "
-                             f"({score.per_100k():.1f}/100k)")
-        print(f"| {case.label} | " + " | ".join(cells) + " |")
-    total = runs * length * sum(c.kind != "drift" for c in all_cases)
-    print(f"\nEvents without a real drift in table C: {total:,}.\n")
+        for _ in RATIOS:
+            chunk = results[k:k + other_runs]
+            k += other_runs
+            delays = [_delays(c, before, after, "auc") for c in chunk]
+            cells.append(f"{_median(delays)}, {sum(d is not None for d in delays)}/{other_runs}")
+        level = AUC_LEVEL[model]
+        print(f"| {model} {level:.2f} → {level - 0.1:.2f} | " + " | ".join(cells) + " |")
+    print()
 
 
-def main(quick: bool = False, tables: Iterable[str] = "ABC") -> None:
+def table_d(pool: Any, runs: int) -> None:
+    print("### D. Gradual and successive drops (binormal, d = 1000)\n")
+    ratios = (1 / 15, 1 / 4, 1.0, 4.0, 15.0)
+    gradual = [Run("binormal", 80_000, SEED + 300_000 + 100 * j + r, ((0, share(ratio)),),
+                   ((0, 0.9), (30_000, (0.9, 0.8, 40_000))))
+               for j, ratio in enumerate(ratios) for r in range(runs)]
+    successive = [Run("binormal", 120_000, SEED + 400_000 + 100 * j + r, ((0, share(ratio)),),
+                      ((0, 0.9), (40_000, 0.8), (80_000, 0.7)))
+                  for j, ratio in enumerate(ratios) for r in range(runs)]
+    results = _map(pool, gradual + successive)
+    print(f"{runs} runs per cell. Gradual: 0.90 → 0.80 linearly over events 30 000–40 000 "
+          "(delay from its start); successive: 0.90 → 0.80 at 40 000, → 0.70 at 80 000. "
+          "Cells: median delay on the AUC watch, detected share.\n")
+    print("| change | " + " | ".join(RATIO_NAMES) + " |")
+    print("|---|" + "---:|" * len(ratios))
+    rows = {"gradual 0.90 → 0.80 (AUC)": [], "successive: 1st drop (AUC)": [],
+            "successive: 2nd drop (AUC)": [], "successive: alarms, any watch (mean)": []}
+    for j in range(len(ratios)):
+        g = results[j * runs:(j + 1) * runs]
+        s = results[len(gradual) + j * runs:len(gradual) + (j + 1) * runs]
+        d = [_delays(c, 30_000, 50_000, "auc") for c in g]
+        rows["gradual 0.90 → 0.80 (AUC)"].append(
+            f"{_median(d)}, {sum(x is not None for x in d)}/{runs}")
+        d1 = [_delays(c, 40_000, 40_000, "auc") for c in s]
+        d2 = [_delays(c, 80_000, 40_000, "auc") for c in s]
+        rows["successive: 1st drop (AUC)"].append(
+            f"{_median(d1)}, {sum(x is not None for x in d1)}/{runs}")
+        rows["successive: 2nd drop (AUC)"].append(
+            f"{_median(d2)}, {sum(x is not None for x in d2)}/{runs}")
+        rows["successive: alarms, any watch (mean)"].append(
+            f"{statistics.mean(len(c) for c in s):.1f}")
+    for name, cells in rows.items():
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print()
+
+
+def calibrate(args: tuple[str, float, int, float, int]) -> tuple[list[int], int]:
+    """Alarms per watch of the block pipeline at a short target ARL, and the blocks fed."""
+    model, ratio, blocks, arl, seed = args
+    rng = np.random.default_rng(seed)
+    theta = parameter(model, AUC_LEVEL[model])
+    collector = BlockCollector(DEFAULT_BLOCK_MIN_CLASS)
+    watches = [(AUCStandardizer(DEFAULT_BLOCK_WARMUP), Cusum(arl=arl, direction="down")),
+               (RateStandardizer(DEFAULT_BLOCK_WARMUP), Cusum(arl=arl, direction="up")),
+               (RateStandardizer(DEFAULT_BLOCK_WARMUP), Cusum(arl=arl, direction="up"))]
+    alarms, fed, closed = [0, 0, 0], 0, 0
+    while closed < blocks:
+        y = rng.random(100_000) < share(ratio)
+        s = scores(model, y, np.full(y.size, theta), rng)
+        for label, score in zip(y.tolist(), s.tolist(), strict=True):
+            block = collector.add(int(label), score, (score >= 0.5) != label)
+            if block is None:
+                continue
+            closed += 1
+            inputs = ((block,), (block.false_negatives, block.positives),
+                      (block.false_positives, block.negatives))
+            for i, ((standardizer, cusum), x) in enumerate(zip(watches, inputs, strict=True)):
+                z = standardizer.update(*x)  # type: ignore[arg-type]
+                if z is None:
+                    continue
+                fed += i == 0
+                if cusum.update(z).name == "DRIFT":
+                    alarms[i] += 1
+                    standardizer.reset()
+                    cusum.reset()
+            if closed >= blocks:
+                break
+    return alarms, fed
+
+
+def table_e(pool: Any, blocks: int, arl: float) -> None:
+    print("### E. Calibration: the block pipeline alone at a short target ARL\n")
+    print(f"CUSUM (k 0.5) at target ARL {arl:g} blocks, {blocks:,} blocks per cell, "
+          "self-starting reference restarted after each alarm as in the monitor. Cells: "
+          "false alarms on AUC / false-negative rate / false-positive rate against the "
+          "number expected at the nominal ARL (measured ÷ expected).\n")
+    ratios = (1 / 15, 1.0, 15.0)
+    jobs = [(model, ratio, blocks, arl, SEED + 500_000 + 10 * i + j)
+            for i, model in enumerate(MODELS) for j, ratio in enumerate(ratios)]
+    results = list(pool.map(calibrate, jobs, chunksize=1))
+    print("| model (AUC) | " + " | ".join(("1:15", "1:1", "15:1")) + " |")
+    print("|---|" + "---:|" * len(ratios))
+    totals = [0, 0, 0]
+    expected_total = 0.0
+    for i, model in enumerate(MODELS):
+        cells = []
+        for j in range(len(ratios)):
+            alarms, fed = results[i * len(ratios) + j]
+            expected = fed / arl
+            expected_total += expected
+            totals = [a + b for a, b in zip(totals, alarms, strict=True)]
+            cells.append(" / ".join(map(str, alarms)) + f" vs {expected:.1f}")
+        print(f"| {model} ({AUC_LEVEL[model]}) | " + " | ".join(cells) + " |")
+    ratio_text = " / ".join(f"{t / expected_total:.2f}" for t in totals)
+    print(f"\nAll cells: measured ÷ expected = {ratio_text} (AUC / FNR / FPR).\n")
+
+
+def main(quick: bool = False, tables: str = "ABCDE") -> None:
+    started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(2) as pool:
         if "A" in tables:
-            table_a(runs=4 if quick else 40, length=3000 if quick else 10_000, pool=pool)
+            length = 100_000 if quick else 2_000_000
+            cuts = (50_000, 100_000) if quick else (50_000, 200_000, 1_000_000, 2_000_000)
+            table_a(pool, length, cuts)
         if "B" in tables:
-            table_b(runs=4 if quick else 20, length=20_000 if quick else 40_000,
-                    window_size=1000, step=25, pool=pool)
+            table_b(pool, runs=1 if quick else 3, length=40_000 if quick else 200_000)
         if "C" in tables:
-            table_c(runs=4 if quick else 20, length=20_000 if quick else 50_000, pool=pool)
+            table_c(pool, runs=3 if quick else 15, other_runs=2 if quick else 8, before=10_000,
+                    after=20_000)
+        if "D" in tables:
+            table_d(pool, runs=2 if quick else 10)
+        if "E" in tables:
+            table_e(pool, blocks=2_000 if quick else 20_000, arl=500.0)
+    print(f"Total wall time {time.perf_counter() - started:.0f} s on 2 processes.")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--tables", default="ABC")
+    parser.add_argument("--tables", default="ABCDE")
     args = parser.parse_args()
     main(quick=args.quick, tables=args.tables)

@@ -178,7 +178,8 @@ class AUCStandardizer:
     tails; measured in ``benchmarks/detection.py``'s calibration table).
     """
 
-    __slots__ = ("_blocks", "_df01", "_df10", "_ss01", "_ss10", "_sum", "_weight", "warmup")
+    __slots__ = ("_blocks", "_df01", "_df10", "_raw", "_ss01", "_ss10", "_sum", "_weight",
+                 "warmup")
 
     def __init__(self, warmup: int) -> None:
         self.warmup = warmup
@@ -188,15 +189,16 @@ class AUCStandardizer:
         self._blocks = 0
         self._weight = 0.0  # W = Σ 1/vᵢ (transformed scale)
         self._sum = 0.0  # Σ xᵢ/vᵢ
+        self._raw = 0.0  # Σ AUCᵢ/vᵢ: the reference on the AUC scale
         self._ss10 = self._ss01 = 0.0  # pooled sums of squares of the placement values
         self._df10 = self._df01 = 0  # and their degrees of freedom
 
     @property
     def reference(self) -> float:
-        """The reference AUC level (NaN before any block)."""
+        """The reference AUC level: the blocks' weighted mean AUC (NaN before any block)."""
         if self._weight <= 0.0:
             return math.nan
-        return math.sin(self._sum / self._weight) ** 2
+        return self._raw / self._weight
 
     def variance(self, positives: int, negatives: int) -> float:
         """A block's AUC variance at P = ``positives``, N = ``negatives`` from the pooled
@@ -226,6 +228,7 @@ class AUCStandardizer:
         if v > 0.0:
             self._weight += 1.0 / v
             self._sum += x / v
+            self._raw += block.auc / v
             self._blocks += 1
         return z
 
@@ -238,11 +241,11 @@ class AUCStandardizer:
         return variance / spread
 
     def export_state(self) -> list[float]:
-        return [self._blocks, self._weight, self._sum, self._ss10, self._df10, self._ss01,
-                self._df01]
+        return [self._blocks, self._weight, self._sum, self._raw, self._ss10, self._df10,
+                self._ss01, self._df01]
 
     def restore(self, state: Sequence[float]) -> None:
-        blocks, self._weight, self._sum, self._ss10, df10, self._ss01, df01 = state
+        blocks, self._weight, self._sum, self._raw, self._ss10, df10, self._ss01, df01 = state
         self._blocks, self._df10, self._df01 = int(blocks), int(df10), int(df01)
 
 

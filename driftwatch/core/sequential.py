@@ -98,21 +98,39 @@ def siegmund_arl(h: float, k: float, shift: float = 0.0) -> float:
 def cusum_threshold(arl: float, k: float) -> float:
     """The threshold h whose in-control ARL (N(0, 1) inputs, :func:`cusum_arl`) is ``arl``.
 
-    The in-control ARL grows monotonically (about exponentially) with h, so h is found by
-    bisection on log ARL to 1e-9.
+    The in-control ARL grows monotonically (about exponentially) with h, so h is the root
+    of log ARL(h) − log ``arl``, found by the Illinois variant of regula falsi inside a
+    bracket (a handful of ARL evaluations) to 1e-10.
     """
     if not arl > 1.0:
         raise ValueError(f"arl must be > 1, got {arl!r}")
+    target = math.log(arl)
+
+    def gap(h: float) -> float:
+        return math.log(cusum_arl(h, k)) - target
+
     low, high = 1e-6, 1.0
-    while cusum_arl(high, k) < arl:
-        low, high = high, 2.0 * high
+    f_low, f_high = gap(low), gap(high)
+    while f_high < 0.0:
+        low, f_low = high, f_high
+        high *= 2.0
         if high > 1e3:
             raise ValueError(f"no threshold reaches ARL {arl!r} with k = {k!r}")
-    target = math.log(arl)
-    while high - low > 1e-9:
-        mid = 0.5 * (low + high)
-        if math.log(cusum_arl(mid, k)) < target:
-            low = mid
+        f_high = gap(high)
+    side = 0
+    for _ in range(200):
+        mid = high - f_high * (high - low) / (f_high - f_low)
+        f_mid = gap(mid)
+        if abs(f_mid) < 1e-12 or high - low < 1e-10:
+            return mid
+        if f_mid < 0.0:
+            low, f_low = mid, f_mid
+            if side == -1:
+                f_high /= 2.0
+            side = -1
         else:
-            high = mid
-    return 0.5 * (low + high)
+            high, f_high = mid, f_mid
+            if side == 1:
+                f_low /= 2.0
+            side = 1
+    return mid

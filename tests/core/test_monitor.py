@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 
 import pytest
 
+from driftwatch.core.blocks import AUCStandardizer, BlockCollector
 from driftwatch.core.detectors import registry
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import (
     ERROR_STREAM,
+    FALSE_NEGATIVE_RATE,
+    FALSE_POSITIVE_RATE,
     STATE_VERSION,
     DetectorSpec,
     Monitor,
@@ -20,6 +24,7 @@ from driftwatch.core.monitor import (
 )
 from driftwatch.core.normalization import normalize, threshold
 from driftwatch.core.window import PrequentialWindow
+from tests.core.test_blocks import brute_force as brute_force_delong
 
 
 def stream(
@@ -245,3 +250,218 @@ def test_nothing_reaches_detectors_or_floors_before_the_window_is_full() -> None
     ]
     adwin = Monitor.restore(monitor.export_state())._sampled_watches[1].detectors[0]
     assert adwin.width == 201  # samples from events 200..400 only
+
+
+# --- Blocks watches (the defaults) -----------------------------------------------------------
+
+
+def binormal(seed: int, levels: list[tuple[int, float]], length: int,
+             positives: float = 0.3) -> list[Event]:
+    """Binormal scores whose AUC is ``auc`` from event ``start`` on, for [(start, auc), ...]."""
+    rng = random.Random(seed)
+    events = []
+    shift = 0.0
+    for i in range(length):
+        for start, auc in levels:
+            if i == start:
+                shift = math.sqrt(2) * statistics.NormalDist().inv_cdf(auc)
+        y = int(rng.random() < positives)
+        events.append(Event(y, rng.gauss(shift if y else 0.0, 1.0), ts=float(i)))
+    return events
+
+
+def blocks_config(arl: float = 200_000.0, **changes: object) -> MonitorConfig:
+    spec = DetectorSpec("cusum", {"arl": arl})
+    watches = tuple(Watch(m, (spec,), feed="blocks")
+                    for m in ("auc", FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE))
+    base: dict[str, object] = {"window_size": 200, "watches": watches}
+    base.update(changes)
+    return MonitorConfig(**base)  # type: ignore[arg-type]
+
+
+def test_the_defaults_are_cusums_on_blocks() -> None:
+    config = MonitorConfig()
+    assert [(w.measure, w.feed, [d.name for d in w.detectors]) for w in config.watches] == [
+        ("auc", "blocks", ["cusum"]),
+        (FALSE_NEGATIVE_RATE, "blocks", ["cusum"]),
+        (FALSE_POSITIVE_RATE, "blocks", ["cusum"]),
+    ]
+
+
+def test_blocks_watches_get_the_standardized_blocks() -> None:
+    # The monitor's AUC watch, restated by hand: blocks of ≥ 20 per class, z-scores from a
+    # self-starting standardizer, a CUSUM; after an alarm both start over.
+    events = binormal(11, [(0, 0.9), (6000, 0.75)], 9000)
+    monitor = Monitor("m", blocks_config(watches=(blocks_config().watches[0],)))
+    got = [(a.event_count, a.value, a.reference) for e in events for a in monitor.update(e)]
+    collector, standardizer = BlockCollector(20), AUCStandardizer(5)
+    cusum = registry.create("cusum", arl=200_000.0, direction="down")
+    expected = []
+    for i, event in enumerate(events, start=1):
+        block = collector.add(event.y_true, event.y_score, False)
+        if block is None:
+            continue
+        reference = standardizer.reference
+        z = standardizer.update(block)
+        if z is not None and cusum.update(z).name == "DRIFT":
+            expected.append((i, block.auc, reference))
+            standardizer.reset()
+    assert got == expected
+    assert got and all(at > 6000 for at, _, _ in got), "the drop, and only the drop"
+    assert got[0][1] < got[0][2]  # the block's AUC is below the reference
+
+
+def test_a_second_change_after_a_false_alarm_is_alarmed() -> None:
+    # A CUSUM with a short run length (arl 30 blocks) alarms falsely now and then; every
+    # alarm restarts the reference, so the real drop that follows is alarmed all the same.
+    events = binormal(12, [(0, 0.9), (12_000, 0.7)], 15_000)
+    monitor = Monitor("m", blocks_config(arl=30.0))
+    alarms = [a for e in events for a in monitor.update(e) if a.measure == "auc"]
+    before = [a for a in alarms if a.event_count <= 12_000]
+    after = [a for a in alarms if a.event_count > 12_000]
+    assert before, "the short run length must have given false alarms"
+    assert after and after[0].event_count < 12_000 + 1500
+
+
+def test_successive_drops_are_each_alarmed() -> None:
+    events = binormal(13, [(0, 0.9), (8000, 0.8), (16_000, 0.7)], 24_000)
+    monitor = Monitor("m", MonitorConfig())
+    alarms = [a.event_count for e in events for a in monitor.update(e) if a.measure == "auc"]
+    assert any(8000 < at < 10_000 for at in alarms), alarms
+    assert any(16_000 < at < 18_000 for at in alarms), alarms
+    assert not any(at <= 8000 for at in alarms)
+
+
+def test_false_alarm_rate_of_a_short_stationary_run_is_calibrated() -> None:
+    # At arl 100 blocks, 40 000 stationary events at 1:1 (about 46 events per block, less
+    # 5 warm-up blocks per alarm) should give about 8 AUC alarms (measured 1.1× nominal in
+    # benchmarks/detection.py, table E) and fewer on the rates (mid-p is conservative).
+    # Poisson bounds at ~0.1 % each side; a standardization off by 30 % in spread fails.
+    monitor = Monitor("m", blocks_config(arl=100.0, window_size=50))
+    counts = {"auc": 0, FALSE_NEGATIVE_RATE: 0, FALSE_POSITIVE_RATE: 0}
+    blocks = 0
+    collector = BlockCollector(20)
+    for event in binormal(14, [(0, 0.9)], 40_000, positives=0.5):
+        for alarm in monitor.update(event):
+            counts[alarm.measure] += 1
+        blocks += collector.add(event.y_true, event.y_score, False) is not None
+    expected = blocks / 100
+    assert 1 <= counts["auc"] <= 2.5 * expected, (counts, expected)
+    assert counts[FALSE_NEGATIVE_RATE] <= 2.5 * expected
+    assert counts[FALSE_POSITIVE_RATE] <= 2.5 * expected
+    assert sum(counts.values()) >= 0.3 * expected * 3
+
+
+def test_pure_class_ratio_changes_raise_no_alarm() -> None:
+    # AUC 0.9 throughout; positives 50 % → 10 % → 95 %, threshold far off-centre (1.5).
+    rng = random.Random(15)
+    monitor = Monitor("m", MonitorConfig(threshold=1.5))
+    alarms = []
+    for i in range(60_000):
+        share = 0.5 if i < 20_000 else 0.1 if i < 40_000 else 0.95
+        y = int(rng.random() < share)
+        alarms += monitor.update(Event(y, rng.gauss(1.81 if y else 0.0, 1.0)))
+    assert alarms == []
+
+
+def test_shown_states_agree_with_the_alarms() -> None:
+    # ADWIN cuts again within an episode (drifts that are not alarms); the state users see
+    # is drift only at an alarm. Blocks watches show drift from an alarm until their next
+    # input, never without one.
+    watches = (Watch("gmean", (DetectorSpec("adwin", {"clock": 1}),), normalized=True),
+               Watch("auc", (DetectorSpec("cusum"),), feed="blocks"))
+    monitor = Monitor("m", config(sample_every=5, watches=watches))
+    adwin = monitor._sampled_watches[0].detectors
+    raw_drifts, alarmed, shown = 0, set(), {}
+
+    def states() -> dict[tuple[str, str], str]:  # what snapshot() exports, without the measures
+        return {(s.watch.measure, d.name): level.name.lower()
+                for s in monitor._watch_states() for d, level in zip(s.detectors, s.shown)}
+
+    for i, event in enumerate(binormal(16, [(0, 0.9), (3000, 0.7)], 6000), start=1):
+        for alarm in monitor.update(event):
+            alarmed.add((alarm.measure, alarm.detector, i))
+        raw_drifts += adwin[0].drift_detected
+        for key, state in states().items():
+            if state == "drift" and shown.get(key) != "drift":
+                assert (*key, i) in alarmed, (key, i)
+            shown[key] = state
+        if i % 500 == 0:
+            assert monitor.snapshot().detector_states == states()
+    assert raw_drifts > sum(1 for m, _, _ in alarmed if m == "gmean") >= 1
+    assert any(m == "auc" for m, _, _ in alarmed)
+
+
+@pytest.mark.parametrize("split", [1, 999, 4321, 6001, 7777])
+def test_blocks_state_restores_exactly(split: int) -> None:
+    events = binormal(17, [(0, 0.9), (6000, 0.8)], 10_000)
+    config = blocks_config(arl=500.0, watches=(*blocks_config(arl=500.0).watches, *WATCHES[1:]))
+    original = Monitor("m", config)
+    for event in events[:split]:
+        original.update(event)
+    state = json.loads(json.dumps(original.export_state()))
+    restored = Monitor.restore(state)
+    for event in events[split:]:
+        assert restored.update(event) == original.update(event)
+    assert json.dumps(restored.export_state()) == json.dumps(original.export_state())
+    assert restored.snapshot() == original.snapshot()
+
+
+def version_1(monitor: Monitor) -> dict[str, object]:
+    """A state as driftwatch wrote it before blocks watches (format version 1)."""
+    state = monitor.export_state()
+    config = state["config"]
+    for watch in config["watches"]:
+        del watch["feed"]
+    del config["block_min_class"], config["block_warmup"], state["blocks"]
+    for watch in state["watches"]:
+        watch["fed_at_drift"] = watch.pop("fed_at_alarm")
+        del watch["shown"], watch["standardizer"]
+    state["version"] = 1
+    return state
+
+
+def test_a_version_1_state_keeps_its_window_and_counters_with_fresh_detectors() -> None:
+    events = stream(18, 3000, drop_at=1500)
+    old = Monitor("m", config())
+    for event in events:
+        old.update(event)
+    restored = Monitor.restore(version_1(old))
+    assert restored.config == config()
+    assert restored.events == 3000 and restored.snapshot().alarms == old.snapshot().alarms
+    assert restored.window.export_state()["events"] == old.window.export_state()["events"]
+    fresh = Monitor("m", config())
+    assert [d.export_state() for s in restored._watch_states() for d in s.detectors] == [
+        d.export_state() for s in fresh._watch_states() for d in s.detectors
+    ]
+    # With today's settings (the defaults), it continues on blocks.
+    assert Monitor.restore(version_1(old), MonitorConfig()).config == MonitorConfig()
+
+
+def test_auc_standard_error_is_delongs_on_the_window() -> None:
+    monitor = Monitor("m", config())
+    events = stream(19, 700)
+    for event in events:
+        monitor.update(event)
+    window = events[-200:]
+    auc, s10, s01 = brute_force_delong([e.y_score for e in window if e.y_true],
+                                       [e.y_score for e in window if not e.y_true])
+    positives = sum(e.y_true for e in window)
+    expected = math.sqrt(s10 / positives + s01 / (200 - positives))
+    assert monitor.snapshot().auc_standard_error == pytest.approx(expected, rel=1e-12)
+    assert auc == pytest.approx(monitor.snapshot().values["auc"])
+    empty = Monitor("m", config())
+    assert math.isnan(empty.snapshot().auc_standard_error)
+
+
+def test_blocks_watches_refuse_what_they_cannot_do() -> None:
+    with pytest.raises(ValueError, match="feed"):
+        Watch(FALSE_NEGATIVE_RATE)  # a block measure on the window
+    with pytest.raises(ValueError, match="feed"):
+        Watch("gmean", feed="blocks")
+    with pytest.raises(ValueError, match="ddm"):
+        Watch("auc", (DetectorSpec("ddm"),), feed="blocks")
+    with pytest.raises(ValueError, match="floor"):
+        Watch("auc", floor=0.5, feed="blocks")
+    with pytest.raises(ValueError, match="block_min_class"):
+        MonitorConfig(block_min_class=1)
