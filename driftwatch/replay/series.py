@@ -16,7 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from driftwatch.core.measures.crisp import NORMALIZABLE
-from driftwatch.core.monitor import ERROR_STREAM, MEASURES, Monitor, MonitorConfig
+from driftwatch.core.monitor import (
+    ERROR_STREAM,
+    FALSE_NEGATIVE_RATE,
+    FALSE_POSITIVE_RATE,
+    MEASURES,
+    Monitor,
+    MonitorConfig,
+)
 from driftwatch.core.normalization import normalize, threshold
 
 
@@ -34,8 +41,11 @@ def check_measures(names: Iterable[str]) -> tuple[str, ...]:
 
 def default_measures(config: MonitorConfig) -> tuple[str, ...]:
     """What to plot when nobody says: AUC, then every window measure the monitor watches
-    (with detectors or a floor), so the figure shows what the alarms are about."""
-    watched = [w.measure for w in config.watches
+    (with detectors or a floor), so the figure shows what the alarms are about; a blocks
+    watch of a per-class error rate shows as its window counterpart (false-negative rate:
+    recall; false-positive rate: specificity)."""
+    counterpart = {FALSE_NEGATIVE_RATE: "recall", FALSE_POSITIVE_RATE: "specificity"}
+    watched = [counterpart.get(w.measure, w.measure) for w in config.watches
                if w.measure not in ("auc", ERROR_STREAM) and (w.detectors or w.floor is not None)]
     return check_measures(["auc", *watched])
 
