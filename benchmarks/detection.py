@@ -203,7 +203,7 @@ def _rate(count: int, events: int) -> str:
     return f"{count / events * 1e6:.2f} ({count})"
 
 
-def nominal_bound(ratio: float) -> float:
+def nominal_rate(ratio: float) -> float:
     """False alarms per 10⁶ events of the three default watches at the nominal ARL, with
     the mean block length at this ratio (≥ 2m events: the expected events until both classes
     hold m, estimated by simulation)."""
@@ -238,8 +238,8 @@ def table_a(pool: Any, length: int, lengths: Sequence[int]) -> None:
                         for _, at in results[i * len(RATIOS) + j] if at <= cut)
             cells.append(_rate(count, cut * len(MODELS)))
         print(f"| {cut:,} | " + " | ".join(cells) + " |")
-    bounds = [f"≤ {nominal_bound(r):.2f}" for r in RATIOS]
-    print("| nominal (ARL) | " + " | ".join(bounds) + " |")
+    nominal = [f"{nominal_rate(r):.2f}" for r in RATIOS]
+    print("| expected at the nominal ARL | " + " | ".join(nominal) + " |")
     by_watch: dict[str, int] = {}
     for found in results:
         for measure, _ in found:

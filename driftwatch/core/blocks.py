@@ -172,10 +172,10 @@ class AUCStandardizer:
     and adds the block to the reference.
 
     The residual is taken on the arcsine-square-root scale, x = asin(√AUC), with the delta
-    method's variance v/(4·A(1 − A)) at the reference AUC A: a block AUC near 1 is skewed
-    towards low values (skewness −0.85 for 20 + 20 events at AUC 0.95), which a downward
-    test would take for drops, and this transform makes it symmetric (skewness 0.1, normal
-    tails; measured in ``benchmarks/detection.py``'s calibration table).
+    method's variance v/(4·A(1 − A)) at the reference level A = sin²(x̄): a block AUC near 1
+    is skewed towards low values (skewness −0.85 for 20 + 20 events at AUC 0.95), which a
+    downward test would take for drops, and this transform makes it symmetric (skewness
+    0.1, normal tails; measured in ``benchmarks/detection.py``'s calibration table).
     """
 
     __slots__ = ("_blocks", "_df01", "_df10", "_raw", "_ss01", "_ss10", "_sum", "_weight",
@@ -215,7 +215,7 @@ class AUCStandardizer:
         z = None
         x = math.asin(math.sqrt(block.auc))
         if self._blocks >= self.warmup:
-            v = self._scaled(self.variance(block.positives, block.negatives), self.reference)
+            v = self._scaled(self.variance(block.positives, block.negatives), self._level())
             if v > 0.0:
                 z = (x - self._sum / self._weight) / math.sqrt(v + 1.0 / self._weight)
         # Pool this block's components, then weigh it with the pooled variance.
@@ -223,7 +223,7 @@ class AUCStandardizer:
         self._df10 += block.positives - 1
         self._ss01 += block.s01 * (block.negatives - 1)
         self._df01 += block.negatives - 1
-        level = self.reference if self._weight > 0.0 else block.auc
+        level = self._level() if self._weight > 0.0 else block.auc
         v = self._scaled(self.variance(block.positives, block.negatives), level)
         if v > 0.0:
             self._weight += 1.0 / v
@@ -231,6 +231,11 @@ class AUCStandardizer:
             self._raw += block.auc / v
             self._blocks += 1
         return z
+
+    def _level(self) -> float:
+        """The reference on the arcsine scale, back-transformed: where the delta method
+        takes its derivative (the scale the residuals live on)."""
+        return math.sin(self._sum / self._weight) ** 2
 
     @staticmethod
     def _scaled(variance: float, auc: float) -> float:

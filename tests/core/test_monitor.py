@@ -376,7 +376,8 @@ def test_shown_states_agree_with_the_alarms() -> None:
 
     def states() -> dict[tuple[str, str], str]:  # what snapshot() exports, without the measures
         return {(s.watch.measure, d.name): level.name.lower()
-                for s in monitor._watch_states() for d, level in zip(s.detectors, s.shown)}
+                for s in monitor._watch_states()
+                for d, level in zip(s.detectors, s.shown, strict=True)}
 
     for i, event in enumerate(binormal(16, [(0, 0.9), (3000, 0.7)], 6000), start=1):
         for alarm in monitor.update(event):
