@@ -32,9 +32,11 @@ def alarm_record(alarm: Alarm) -> dict[str, Any]:
     Keys are the :class:`~driftwatch.core.monitor.Alarm` fields: ``model``, ``measure``,
     ``detector`` (a registry name, or ``"threshold"``), ``level`` (``"warning"``, ``"drift"``
     or ``"threshold"``), ``value`` (raw measure), ``normalized``, ``positives``,
-    ``negatives``, ``event_count`` and ``event_time`` (Unix seconds or None). A non-finite
-    ``value`` or ``normalized`` (NaN: undefined or not normalizable) becomes None, since JSON
-    has no NaN and many consumers refuse the ``NaN`` literal.
+    ``negatives``, ``event_count``, ``event_time`` (Unix seconds or None) and ``reference``
+    (a blocks watch's pre-change level: ``value`` is then the rate or AUC of the block that
+    raised the alarm). A non-finite ``value``, ``normalized`` or ``reference`` (NaN:
+    undefined, not normalizable, not a blocks watch) becomes None, since JSON has no NaN and
+    many consumers refuse the ``NaN`` literal.
     """
     return {
         "model": alarm.model,
@@ -47,6 +49,7 @@ def alarm_record(alarm: Alarm) -> dict[str, Any]:
         "negatives": alarm.negatives,
         "event_count": alarm.event_count,
         "event_time": alarm.event_time,
+        "reference": _finite(alarm.reference),
     }
 
 
@@ -56,8 +59,10 @@ def _message(record: dict[str, Any]) -> str:
 
     what = ("fell below its class-ratio-adjusted threshold" if record["level"] == "threshold"
             else f"{record['level']} from {record['detector']}")
-    normalized = record["normalized"]
+    normalized, reference = record["normalized"], record.get("reference")
     scale = "" if normalized is None else f" (normalized {number(normalized)})"
+    if reference is not None:
+        scale += f" against {number(reference)} before"
     return (
         f"alarm: model {record['model']}: {record['measure']} {what}; "
         f"value {number(record['value'])}{scale}, window P={record['positives']} "

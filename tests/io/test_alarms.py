@@ -54,6 +54,7 @@ def test_record_has_every_field_and_no_nan() -> None:
         "negatives": 920,
         "event_count": 12_000,
         "event_time": 1_700_000_123.5,
+        "reference": None,
     }
     json.dumps(record, allow_nan=False)  # strict JSON
 
@@ -145,3 +146,16 @@ def test_real_monitor_alarms_become_strict_json(caplog: pytest.LogCaptureFixture
     for record in published:
         json.dumps(record, allow_nan=False)
         assert record["event_time"] is None  # these events carried no ts
+
+
+def test_a_blocks_alarm_reports_its_rate_and_the_reference(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    alarm = Alarm("m", "false_negative_rate", "cusum", "drift", 0.3, math.nan, 300, 700,
+                  5000, None, 0.1)
+    record = alarm_record(alarm)
+    assert record["value"] == 0.3 and record["reference"] == 0.1
+    with caplog.at_level(logging.INFO, logger="test.alarms"):
+        AlarmLog(logging.getLogger("test.alarms")).emit(alarm)
+    [message] = [r.getMessage() for r in alarm_records(caplog)]
+    assert "false_negative_rate drift from cusum; value 0.3 against 0.1 before" in message
