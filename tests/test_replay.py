@@ -36,10 +36,10 @@ CHANGE_AT = 10_000
 DOCUMENTED_ALARMS = [
     # (event, measure, detector, level): the README's list for
     # driftwatch replay examples/events-drift.jsonl --config examples/sidecar.yaml
-    (10_272, "error_stream", "adwin", "drift"),
+    (10_465, "false_positive_rate", "cusum", "drift"),
     (10_500, "gmean", "threshold", "threshold"),
-    (13_450, "auc", "adwin", "drift"),
-    (14_475, "gmean", "adwin", "drift"),
+    (10_527, "auc", "cusum", "drift"),
+    (13_159, "false_negative_rate", "cusum", "drift"),
 ]
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -105,14 +105,14 @@ def test_example_file_gives_the_documented_alarms(capsys: pytest.CaptureFixture[
 
     assert alarm_list(report) == DOCUMENTED_ALARMS
     assert all(event > CHANGE_AT for event, *_ in alarm_list(report))  # nothing before the drop
-    assert ("auc", "adwin", "drift") in {alarm[1:] for alarm in alarm_list(report)}
+    assert ("auc", "cusum", "drift") in {alarm[1:] for alarm in alarm_list(report)}
     assert report["records"] == report["events"] == 20_000
     assert report["rejected_total"] == 0
     (model,) = report["models"]
     assert model == "credit-risk"  # sidecar.yaml: model_source constant
     first = report["alarms"][0]
-    assert first["line"] == 10_272  # one event per line, no rejections
-    assert first["time"] == 1_717_200_000 + 10_271  # one event per second from ts 1717200000
+    assert first["line"] == 10_465  # one event per line, no rejections
+    assert first["time"] == 1_717_200_000 + 10_464  # one event per second from ts 1717200000
     auc = report["models"][model]["measures"]["auc"]
     assert 0.75 < auc < 0.85  # the AUC after the drop is 0.8
 
@@ -123,8 +123,8 @@ def test_example_file_summary_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     assert out.startswith("Replayed ")
     assert "20,000 records, 20,000 events, 0 rejected, 1 model" in out
-    assert re.search(r"13,450\s+13,450\s+2024-06-01 03:44:09\s+credit-risk\s+auc\s+adwin\s+"
-                     r"drift\s+0\.806", out), out
+    assert re.search(r"10,527\s+10,527\s+2024-06-01 02:55:26\s+credit-risk\s+auc\s+cusum\s+"
+                     r"drift\s+0\.820", out), out
     assert re.search(r"gmean\s+0\.7\d\d\s+0\.8\d\d\s+0\.767", out), out  # raw, norm., threshold
 
 
