@@ -964,7 +964,8 @@ def _parameters_model(detector: type[Detector]) -> type[BaseModel]:
     """A pydantic model of ``detector``'s constructor parameters, derived from its signature.
 
     Every keyword argument of ``__init__`` becomes a field with its type hint (``Any`` when
-    it has none or it cannot be resolved) and its default. Strict: ``delta: true`` is not
+    it has none or it cannot be resolved) and its default, and with the description and
+    bounds of the detector's ``parameter_docs`` when it gives them. Strict: ``delta: true`` is not
     0.999…, it is a mistake. The detector's own checks (bounds, cross-parameter rules) run
     afterwards, when the settings build it once.
     """
@@ -978,14 +979,17 @@ def _parameters_model(detector: type[Detector]) -> type[BaseModel]:
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         required = parameter.default is parameter.empty
+        described = detector.parameter_docs.get(parameter.name)
+        description, low, high = described or (
+            f"Parameter {parameter.name} of {detector.__qualname__} "
+            f"({detector.__module__}); see its documentation.", None, None)
         fields[parameter.name] = (
             hints.get(parameter.name, Any),
             Field(
                 default=... if required else parameter.default,
-                description=(
-                    f"Parameter {parameter.name} of {detector.__qualname__} "
-                    f"({detector.__module__}); see its documentation."
-                ),
+                description=description,
+                ge=low,
+                le=high,
             ),
         )
     return create_model(

@@ -240,6 +240,27 @@ def test_typo_names_the_key_and_suggests_the_right_one(tmp_path: Path) -> None:
 
 BAD_VALUES = [
     pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auc, feed: blocks, detectors: "
+        "[{name: cusum, params: {arl: 5}}]}]}}",
+        "monitoring.defaults.watches.0.detectors.0.params.arl "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "greater than or equal to 10",
+        id="cusum-arl-too-short",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: false_negative_rate}]}}",
+        "monitoring.defaults.watches.0.feed (DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "false_negative_rate is measured on blocks only; set feed: blocks",
+        id="rate-needs-blocks",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {block_min_class: 1}}",
+        "monitoring.defaults.block_min_class "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__BLOCK_MIN_CLASS): ",
+        "greater than or equal to 2",
+        id="block-min-class",
+    ),
+    pytest.param(
         "monitoring: {defaults: {window_size: -5}}",
         "monitoring.defaults.window_size (DRIFTWATCH_MONITORING__DEFAULTS__WINDOW_SIZE): ",
         "greater than or equal to 1, got -5",

@@ -87,6 +87,10 @@ class Detector(ABC):
     class body: :meth:`update`'s fast input check reads it once, when the class is defined.
     """
 
+    parameter_docs: ClassVar[Mapping[str, tuple[str, float | None, float | None]]] = {}
+    """Optional, per constructor parameter: (description, lowest, highest value), for the
+    settings reference and the JSON Schema (the constructor still checks every value)."""
+
     _state: DetectorState
 
     # update's fast path: a float x is a valid input iff _low <= x <= _high, input_range

@@ -61,11 +61,20 @@ class Cusum(Detector):
     """
 
     name: ClassVar[str] = "cusum"
+    parameter_docs: ClassVar[Mapping[str, tuple[str, float | None, float | None]]] = {
+        "k": ("Reference value (allowance) in standard deviations of the z-scores: shifts "
+              "near 2k are detected fastest; 0.5 suits shifts of about one block standard "
+              "deviation.", 0.0, 10.0),
+        "arl": ("Target in-control average run length, in inputs (blocks for a blocks "
+                "watch): the mean number of inputs between false alarms. Sets the threshold "
+                "h exactly for N(0, 1) inputs.", 10.0, 1e12),
+        "direction": ("down, up or both; default: the watch's bad direction.", None, None),
+    }
 
     _up: float
     _down: float
 
-    def __init__(self, *, k: float = 0.5, arl: float = 100_000.0,
+    def __init__(self, *, k: float = 0.5, arl: float = 200_000.0,
                  direction: Direction = "down") -> None:
         self.k = check_float("k", k, low=0.0, high=10.0)
         self.arl = check_float("arl", arl, low=10.0, high=1e12)
