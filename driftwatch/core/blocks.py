@@ -24,7 +24,7 @@ from post-change data, and no alarm, false or real, can hide a later change.
 **AUC.** A block's AUC is the Mann–Whitney statistic of its scores (ties count ½). Its
 variance is DeLong's: with the placement values V₁₀(xᵢ) = share of negatives scored below
 positive i (ties ½) and V₀₁(yⱼ) = share of positives scored above negative j,
-Var(AUC) = s₁₀²/P + s₀₁²/N (DeLong, DeLong and Clarke-Pearson 1988, eq. 4–5). The component
+Var(AUC) = s₁₀²/P + s₀₁²/N (DeLong, DeLong and Clarke-Pearson 1988). The component
 variances s₁₀² and s₀₁² depend on the score distributions only, not on the class ratio, so
 they are pooled over the reference blocks and applied to each new block's own P and N. The
 z-score of block n is the recursive residual (xₙ − x̄)/√(vₙ + 1/W), x̄ the inverse-variance
@@ -206,10 +206,6 @@ class AUCStandardizer:
         if self._df10 == 0 or self._df01 == 0:
             return math.nan
         return self._ss10 / self._df10 / positives + self._ss01 / self._df01 / negatives
-
-    def standard_error(self, positives: int, negatives: int) -> float:
-        """√:meth:`variance`: the AUC standard error of a window or block of that size."""
-        return math.sqrt(self.variance(positives, negatives))
 
     def update(self, block: Block) -> float | None:
         z = None

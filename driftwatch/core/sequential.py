@@ -20,7 +20,7 @@ References:
     E. S. Page (1954). Continuous inspection schemes. *Biometrika* 41, 100–115.
     A. L. Goel, S. M. Wu (1971). Determination of A.R.L. and a contour nomogram for CUSUM
     charts to control normal mean. *Technometrics* 13, 221–230.
-    D. Siegmund (1985). *Sequential Analysis*, §X.2 (the ARL approximation with ρ ≈ 0.583).
+    D. Siegmund (1985). *Sequential Analysis*, Springer (the ARL approximation, ρ ≈ 0.583).
 """
 
 from __future__ import annotations

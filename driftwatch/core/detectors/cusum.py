@@ -57,7 +57,7 @@ class Cusum(Detector):
     ----------
     E. S. Page (1954). Continuous inspection schemes. *Biometrika* 41, 100–115.
     D. M. Hawkins, D. H. Olwell (1998). *Cumulative Sum Charts and Charting for Quality
-    Improvement*, Springer, ch. 3 (the ARL and the choice of k).
+    Improvement*, Springer (the ARL and the choice of k).
     """
 
     name: ClassVar[str] = "cusum"
