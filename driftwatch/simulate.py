@@ -735,11 +735,12 @@ class AucDropThenRatioChange(Composite):
     Why: the story of the embedded demo (``driftwatch demo``). A monitor should raise an AUC
     alarm after the first change and none after the second, while the measures that depend on
     the class ratio (precision, F1, κ) move at both. The defaults leave room for that. With
-    the default monitor (ADWIN on the windowed AUC, d = 1000; seeds 0–29) a drop of 0.2 was
-    found 1 800–2 400 events after it, with one AUC alarm per drop, and the ratio changes
-    10 000 events after the drop (with the default length), so an AUC alarm after it would be
-    a false one (tests/test_demo.py checks this for a few seeds). A drop of 0.1, the other
-    scenarios' default, took 3 500–5 550 events: a long wait in a demo.
+    the default monitor (a CUSUM on the AUC of blocks of ≥ 20 events per class) a drop of 0.2
+    is found a few hundred events after it (a median of 170–400 at 1:1 and 1:4 in
+    ``benchmarks/detection.py``, table C; 242 in the demo), with one AUC alarm per drop, and
+    the ratio changes 10 000 events after the drop (with the default length), so an AUC
+    alarm after it would be a false one (tests/test_demo.py checks this for a few seeds). A
+    drop of 0.1, the other scenarios' default, takes about 400–600 events.
 
     Parameters:
         drop: how much the AUC falls, 0 < drop < auc; default 0.2 (0.9 → 0.7).
