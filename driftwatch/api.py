@@ -90,7 +90,9 @@ def _watch_mapping(watch: Watch | Mapping[str, Any]) -> Mapping[str, Any]:
 
 def monitor_config(window_size: int | None = None, sample_every: int | None = None,
                    threshold: float | None = None,
-                   watches: Sequence[Watch | Mapping[str, Any]] | None = None) -> MonitorConfig:
+                   watches: Sequence[Watch | Mapping[str, Any]] | None = None,
+                   block_min_class: int | None = None,
+                   block_warmup: int | None = None) -> MonitorConfig:
     """The core configuration for these options, validated exactly as the settings file's
     ``monitoring.defaults`` section is; omitted options take the agent's defaults.
 
@@ -103,7 +105,8 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
     from driftwatch.settings import MonitorDefaults
 
     options: dict[str, Any] = {"window_size": window_size, "sample_every": sample_every,
-                               "threshold": threshold}
+                               "threshold": threshold, "block_min_class": block_min_class,
+                               "block_warmup": block_warmup}
     options = {key: value for key, value in options.items() if value is not None}
     if watches is not None:
         if isinstance(watches, str | bytes | Mapping) or not isinstance(watches, Sequence):
@@ -121,6 +124,8 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
             sample_every=defaults.sample_every,
             threshold=defaults.threshold,
             watches=tuple(w.watch() for w in defaults.watches),
+            block_min_class=defaults.block_min_class,
+            block_warmup=defaults.block_warmup,
         )
     except ValueError as error:
         raise ValueError(f"invalid monitor options:\n  {error}") from None
@@ -140,6 +145,10 @@ class ModelMonitor:
             ``{"measure": "auc", "detectors": [{"name": "adwin", "params": {"delta":
             0.002}}]}``) or as core :class:`~driftwatch.core.monitor.Watch` values; ``[]``
             watches nothing (measures only).
+        block_min_class: a block (the input of ``feed: blocks`` watches, the defaults)
+            closes once it holds this many positives and this many negatives.
+        block_warmup: blocks that only build a blocks watch's reference, after the start
+            and after each of its alarms.
         model: the model id carried in the alarms.
 
     Raises:
@@ -151,8 +160,10 @@ class ModelMonitor:
     def __init__(self, *, window_size: int | None = None, sample_every: int | None = None,
                  threshold: float | None = None,
                  watches: Sequence[Watch | Mapping[str, Any]] | None = None,
-                 model: str = DEFAULT_MODEL) -> None:
-        config = monitor_config(window_size, sample_every, threshold, watches)
+                 model: str = DEFAULT_MODEL, block_min_class: int | None = None,
+                 block_warmup: int | None = None) -> None:
+        config = monitor_config(window_size, sample_every, threshold, watches,
+                                block_min_class, block_warmup)
         self._monitor = Monitor(model, config)
         self._last = _QUIET
 

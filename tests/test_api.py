@@ -109,6 +109,8 @@ def test_defaults_are_the_agents() -> None:
     assert ModelMonitor().config == Settings().monitoring.monitor_config("default")
     assert ModelMonitor().config == MonitorConfig()
     assert ModelMonitor().model == "default"
+    blocks = ModelMonitor(block_min_class=50, block_warmup=3).config
+    assert (blocks.block_min_class, blocks.block_warmup) == (50, 3)
 
 
 def test_watches_as_core_values_or_settings_mappings_are_the_same() -> None:
@@ -131,6 +133,7 @@ def test_watches_as_core_values_or_settings_mappings_are_the_same() -> None:
      "watches.0.detectors.0: "),
     ({"watches": [{"measure": "auc", "detectors": [{"name": "adwin"}]},
                   {"measure": "auc"}]}, "watches: "),
+    ({"block_min_class": 1}, "block_min_class: Input should be greater than or equal to 2"),
 ])
 def test_bad_options_name_their_key(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match="invalid monitor options") as error:
