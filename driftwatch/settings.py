@@ -1272,8 +1272,9 @@ _WINDOW_SIZE = (
     "(paper 000 studies the choice; 1000 balances reaction time against variance)."
 )
 _SAMPLE_EVERY = (
-    "The watched measures are sampled for their detectors every this many events "
-    "(error_stream detectors see every event)."
+    "The window's measures are sampled for floors and feed: window detectors every this "
+    "many events (error_stream detectors see every event; feed: blocks detectors one input "
+    "per block)."
 )
 _THRESHOLD = (
     "Score at or above which an event without a prediction field counts as predicted "
