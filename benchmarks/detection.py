@@ -140,7 +140,7 @@ def share(ratio: float) -> float:
     return ratio / (1.0 + ratio)
 
 
-def auc_path(model: str, levels: Sequence[tuple[int, float]], n: int) -> np.ndarray:
+def auc_path(model: str, levels: Sequence[tuple[int, Any]], n: int) -> np.ndarray:
     """Per-event model parameter for piecewise AUC levels [(start, auc), ...]; a level given
     as (start, (a0, a1, end)) ramps linearly (on the parameter scale) from a0 to a1."""
     theta = np.empty(n)
