@@ -235,7 +235,7 @@ class _Families:
         self.detector_state = GaugeMetricFamily(
             "driftwatch_detector_state",
             "Detector state after its latest input: 0 stable, 1 warning, 2 drift "
-            "(drift lasts one sample).",
+            "(drift only with an alarm, until the detector's next input).",
             labels=("model", "measure", "detector"),
         )
         self.alarms = CounterMetricFamily(
