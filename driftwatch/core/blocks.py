@@ -80,11 +80,6 @@ class Block:
     false_negatives: int
     false_positives: int
 
-    @property
-    def auc_variance(self) -> float:
-        """DeLong's variance estimate of this block's AUC from its own placements."""
-        return self.s10 / self.positives + self.s01 / self.negatives
-
 
 def delong(positives: Sequence[float], negatives: Sequence[float]) -> tuple[float, float, float]:
     """AUC and DeLong's component variances (S₁₀, S₀₁) of two score samples.

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from driftwatch.core.blocks import (
+    BLOCK_LIMIT,
     AUCStandardizer,
     Block,
     BlockCollector,
@@ -84,6 +85,15 @@ def test_collector_closes_on_both_classes_and_counts_errors() -> None:
     assert len(collector) == 0 and block.auc == pytest.approx(17 / 18)
     with pytest.raises(ValueError, match="min_class"):
         BlockCollector(1)
+
+
+def test_a_block_without_a_second_class_is_dropped_at_the_limit() -> None:
+    collector = BlockCollector(2)
+    collector.add(1, 0.9, False)
+    for _ in range(BLOCK_LIMIT - 1):
+        assert collector.add(0, 0.1, False) is None
+    assert len(collector) == 0  # dropped: memory stays bounded
+    assert collector.add(1, 0.8, False) is None and len(collector) == 1
 
 
 def blocks(seed: int, count: int, p: int, n: int, mu: float) -> list[Block]:
