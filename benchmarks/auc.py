@@ -9,8 +9,11 @@ window already full before timing starts:
 - ``river.metrics.RollingROCAUC(window_size=d)`` (River 0.26.1; update then get).
 
 The table reports events per second (median of several repeats, ``time.perf_counter``) and
-the ratio driftwatch / River. A last table shows, on a short stream with tied scores, that
-River's value is not the exact AUC while driftwatch's is (REFERENCE.md, "Prequential AUC").
+the ratio driftwatch / River. A second table times the window in each of ``AUCPairs``'s two
+layouts, forced (plain lists at any size, or ``sortedcontainers.SortedList`` at any size), to
+show where the default ``list_limit`` should sit. A last table shows, on a short stream with
+tied scores, that River's value is not the exact AUC while driftwatch's is: River 0.26.1
+truncates the half credit of a tied pair.
 
 Run: ``python -m benchmarks.auc [--quick]``.
 """
@@ -28,7 +31,7 @@ from functools import partial
 
 from river.metrics import RollingROCAUC
 
-from driftwatch.core.measures.auc import AUCPairs
+from driftwatch.core.measures.auc import DEFAULT_LIST_LIMIT, AUCPairs
 from driftwatch.core.window import PrequentialWindow
 
 SEED = 20170101
@@ -86,8 +89,9 @@ def pairs_contender(size: int, warmup: Stream) -> Feed:
     return feed
 
 
-def window_contender(size: int, warmup: Stream) -> Feed:
+def window_contender(size: int, warmup: Stream, list_limit: int = DEFAULT_LIST_LIMIT) -> Feed:
     window = PrequentialWindow(size=size)
+    window._pairs = AUCPairs(list_limit=list_limit)
 
     def feed(stream: Stream) -> float:
         value = float("nan")
@@ -153,6 +157,36 @@ def speed_table(quick: bool) -> None:
         sys.stdout.flush()
 
 
+def layout_table(quick: bool) -> None:
+    sizes = (1000, 10000) if quick else (1000, 10000, 30000, 100000)
+    timed_events = 3000 if quick else 20000
+    repeats = 3 if quick else 7
+    print(
+        f"\nPrequentialWindow per event in each layout of its pair count, same stream, "
+        f"{timed_events} timed events after a full window, median of {repeats} repeats. "
+        f"The default keeps a class in a plain list up to {DEFAULT_LIST_LIMIT:,} scores.\n"
+    )
+    print(
+        "| d | largest class | plain lists (events/s) | SortedList (events/s) | default "
+        "(events/s) | lists / SortedList |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    for size in sizes:
+        stream = make_stream(size + timed_events)
+        warmup, timed = stream[:size], stream[size:]
+        largest = max(sum(y for y, _ in warmup), sum(1 - y for y, _ in warmup))
+        contenders = [
+            partial(window_contender, size, warmup, list_limit)
+            for list_limit in (2 * size, 2, DEFAULT_LIST_LIMIT)
+        ]
+        lists_rate, sorted_rate, default_rate = events_per_second(contenders, timed, repeats)
+        print(
+            f"| {size} | {largest} | {lists_rate:,.0f} | {sorted_rate:,.0f} | {default_rate:,.0f} "
+            f"| {lists_rate / sorted_rate:.2f} |"
+        )
+        sys.stdout.flush()
+
+
 def ties_table() -> None:
     size = 10
     rng = random.Random(SEED)
@@ -181,6 +215,7 @@ def ties_table() -> None:
 
 def main(quick: bool = False) -> None:
     speed_table(quick)
+    layout_table(quick)
     ties_table()
 
 

@@ -11,8 +11,9 @@ forms with the other class, and with the other class's scores sorted that is one
 The count is kept in *half-credits* (2 per correctly ordered pair, 1 per tied pair) so that it
 is an integer and the value is exact: ``auc`` is one correctly rounded division of two
 integers, equal to the float nearest the true rational AUC, ties included. (River's
-``RollingROCAUC`` 0.26.1 truncates the tie credit and gives 0.0 for one positive and one
-negative both scored 0.5; the right value, and the one here, is 0.5. See REFERENCE.md.)
+``RollingROCAUC`` 0.26.1 truncates the tie credit to an integer and gives 0.0 for one positive
+and one negative both scored 0.5; the right value, and the one here, is 0.5, as Algorithm 1's
+``(c + prevc) / 2`` step gives.)
 
 References:
     Brzezinski, D., Stefanowski, J. (2017). Prequential AUC: properties of the area under the
@@ -25,16 +26,34 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right, insort
 
-from driftwatch.core.measures.sorted_scores import DEFAULT_LOAD, SortedScores
+from sortedcontainers import SortedList
+
+DEFAULT_LIST_LIMIT = 10_000
+"""Scores per class held in a plain list before the pair count moves to ``SortedList``.
+
+Measured (benchmarks/auc.py, layouts): plain lists stay faster than ``SortedList`` up to about
+25 000 scores per class, where moving a list's tail on each edit starts to cost more than
+``SortedList``'s bookkeeping; 10 000 keeps every window of d ≤ 10 000 on lists with margin."""
 
 _NAN = math.nan
+
+
+def _rank_sum(scores: SortedList[float], value: float) -> int:
+    """2 × (scores < ``value``) + (scores = ``value``): what ``value`` earns against ``scores``.
+
+    One bisection and one membership test when ``value`` ties no score (what a tie-free stream
+    does), a second bisection when it does. O(log n).
+    """
+    at_most = scores.bisect_right(value)
+    if value in scores:
+        return at_most + scores.bisect_left(value)
+    return 2 * at_most
 
 
 class AUCPairs:
     """The positive/negative pair count behind AUC, over a multiset that grows and shrinks.
 
-    Holds the positives' scores and the negatives' scores in two sorted multisets
-    (:class:`~driftwatch.core.measures.sorted_scores.SortedScores`) and the number of
+    Holds the positives' scores and the negatives' scores sorted, and the number of
     half-credits earned by all their pairs. A sliding window owns one of these and calls
     :meth:`replace` for each arriving event once it is full (:meth:`add` until then); the
     structure itself knows nothing about arrival order (see
@@ -45,31 +64,44 @@ class AUCPairs:
     scores must be finite (NaN would break the sorted order).
 
     Each example added or removed costs one bisection of its own class's scores (to insert or
-    delete it, a C-level move of at most 2 · ``load`` pointers) and one of the other class's
-    (to count its pairs; a second one only when its score ties one of theirs). While each class
-    fits in one block (≤ 2 · ``load`` scores, so any window of d ≤ 2000 with the default load)
-    the methods work on the two sorted lists directly, with no further Python call.
+    delete it) and one of the other class's (to count its pairs; a second one only when its
+    score ties one of theirs). The scores live in one of two layouts:
+
+    - **Two plain lists** while each class holds at most ``list_limit`` scores (any window of
+      d ≤ 10 000 with the default): the methods bisect and edit the lists directly with the
+      C-level :mod:`bisect` functions, with no further Python call. An insertion or deletion
+      also moves the list's tail, up to ``list_limit`` pointers (one C ``memmove``).
+    - **Two** ``sortedcontainers.SortedList`` once a class outgrows ``list_limit``: a list of
+      sorted sublists with a positional index, O(log n) per edit or rank whatever the size.
+      The pair count then goes through its methods (:func:`_rank_sum`).
+
+    Both classes move to ``SortedList`` when one exceeds ``list_limit`` and back to lists once
+    both hold at most ``list_limit // 2``. A move copies n ≤ 2 · ``list_limit`` + 1 scores
+    (O(n), at C speed for sorted input), and at least ``list_limit // 2`` edits separate two
+    moves, so they add amortized O(1) per edit and a class hovering at the limit does not
+    convert back and forth. The plain lists are the fast path: a window of d = 1 000 runs
+    about twice as fast on them as on ``SortedList`` (benchmarks/results.md, auc).
 
     Costs, with n = positives + negatives:
 
-    ============================  ==============
+    ============================  ====================================================
     method / property             cost
-    ============================  ==============
-    :meth:`add`                   O(log n)
-    :meth:`remove`                O(log n)
-    :meth:`replace`               O(log n)
+    ============================  ====================================================
+    :meth:`add`                   O(log n) (lists: plus a C move of ≤ ``list_limit``
+                                  pointers; ``SortedList``: amortized, as it documents)
+    :meth:`remove`                as :meth:`add`
+    :meth:`replace`               as :meth:`add`, twice
     ``auc``, ``halfcredits``      O(1)
     ``positives``, ``negatives``  O(1)
     :meth:`_check` (tests only)   O(P·N)
-    ============================  ==============
+    ============================  ====================================================
 
-    The O(log n) of the three edits is amortized over the blocks' occasional splits and merges,
-    whose cost is detailed in :mod:`~driftwatch.core.measures.sorted_scores`; with one block
-    per class there are none.
+    Each edit adds the amortized O(1) of the layout moves.
 
     Parameters:
-        load: block length of the two sorted multisets. The default suits every window size;
-            small values are for tests, to reach multi-block states with few examples.
+        list_limit: the most scores a class holds in the plain-list layout (≥ 2). The default
+            suits every window size; small values are for tests, to move between the layouts
+            with few examples.
 
     Examples:
         >>> pairs = AUCPairs()
@@ -87,47 +119,42 @@ class AUCPairs:
         (3, 0.75)
     """
 
-    # _lists is (positives' block, negatives' block) while each SortedScores is a single
-    # block, which SortedScores lets its owner read and edit in place (see its layout
-    # comment), and None otherwise. It is reset after every change that can split or merge
-    # blocks, so the fast path costs one attribute read to select.
+    # Exactly one of _lists and _sorted is set: _lists is (positives, negatives) as two sorted
+    # plain lists in the list layout, _sorted the same as two SortedList in the other. The hot
+    # path selects its layout with one attribute read (_lists is None or not).
     __slots__ = (
         "_halfcredits",
+        "_list_limit",
         "_lists",
-        "_max_block",
-        "_neg",
         "_negatives",
-        "_pos",
         "_positives",
+        "_sorted",
     )
 
-    def __init__(self, load: int = DEFAULT_LOAD) -> None:
-        self._pos = SortedScores(load=load)
-        self._neg = SortedScores(load=load)
-        self._max_block = 2 * load
-        self._lists: tuple[list[float], list[float]] | None = (
-            self._pos._blocks[0],
-            self._neg._blocks[0],
-        )
+    def __init__(self, list_limit: int = DEFAULT_LIST_LIMIT) -> None:
+        if isinstance(list_limit, bool) or not isinstance(list_limit, int) or list_limit < 2:
+            raise ValueError(f"list_limit must be an integer ≥ 2, got {list_limit!r}")
+        self._list_limit = list_limit
+        self._lists: tuple[list[float], list[float]] | None = ([], [])
+        self._sorted: tuple[SortedList[float], SortedList[float]] | None = None
         self._positives = 0
         self._negatives = 0
         self._halfcredits = 0
 
     # Credits. An example earns 2 per pair it orders correctly and 1 per tie, against the
-    # other class only. With r = rank_sum(x) = 2·#(scores < x) + #(scores = x) over a class,
-    # a positive scored x earns negatives' r and a negative scored x earns 2·P − positives' r
-    # (2 per positive above x, 1 per tie). On one sorted list, with j = bisect_right(list, x)
-    # (the scores ≤ x): if list[j − 1] is not x, nothing ties x and r = 2·j; otherwise a
-    # second bisection finds where the ties start. (When j = 0, list[-1] is the maximum, above
-    # x; an empty list fails the truth test first.) Removing an example takes back what adding
-    # it would give now: the count is a function of the multiset, not of its history.
+    # other class only. With r = 2·#(scores < x) + #(scores = x) over a class, a positive
+    # scored x earns negatives' r and a negative scored x earns 2·P − positives' r (2 per
+    # positive above x, 1 per tie). On one sorted list, with j = bisect_right(list, x) (the
+    # scores ≤ x): if list[j − 1] is not x, nothing ties x and r = 2·j; otherwise a second
+    # bisection finds where the ties start. (When j = 0, list[-1] is the maximum, above x; an
+    # empty list fails the truth test first.) Removing an example takes back what adding it
+    # would give now: the count is a function of the multiset, not of its history.
 
     def add(self, y_true: int, score: float) -> None:
         """Insert one example. O(log n)."""
         lists = self._lists
         if lists is None:
-            self._add_blocks(y_true, score)
-            self._relist()
+            self._add_sorted(y_true, score)
             return
         pos, neg = lists
         if y_true:
@@ -138,9 +165,8 @@ class AUCPairs:
                 self._halfcredits += 2 * j
             insort(pos, score)
             self._positives += 1
-            if len(pos) > self._max_block:
-                self._pos._split(0)
-                self._lists = None
+            if len(pos) > self._list_limit:
+                self._to_sorted()
         else:
             j = bisect_right(pos, score)
             if pos and pos[j - 1] == score:
@@ -149,9 +175,8 @@ class AUCPairs:
                 self._halfcredits += 2 * (len(pos) - j)
             insort(neg, score)
             self._negatives += 1
-            if len(neg) > self._max_block:
-                self._neg._split(0)
-                self._lists = None
+            if len(neg) > self._list_limit:
+                self._to_sorted()
 
     def remove(self, y_true: int, score: float) -> None:
         """Delete one example with this label and score. O(log n).
@@ -160,7 +185,7 @@ class AUCPairs:
         """
         lists = self._lists
         if lists is None:
-            self._remove_blocks(y_true, score)
+            self._remove_sorted(y_true, score)
             self._relist()
             return
         pos, neg = lists
@@ -196,8 +221,8 @@ class AUCPairs:
         """
         lists = self._lists
         if lists is None:
-            self._remove_blocks(old_label, old_score)
-            self._add_blocks(label, score)
+            self._remove_sorted(old_label, old_score)
+            self._add_sorted(label, score)
             self._relist()
             return
         # remove() and add() inline (branching on the labels costs less than choosing the
@@ -231,12 +256,12 @@ class AUCPairs:
             else:
                 change += 2 * j
             insort(pos, score)
+            self._halfcredits += change
             if not old_label:
                 self._positives += 1
                 self._negatives -= 1
-                if len(pos) > self._max_block:
-                    self._pos._split(0)
-                    self._lists = None
+                if len(pos) > self._list_limit:
+                    self._to_sorted()
         else:
             j = bisect_right(pos, score)
             if pos and pos[j - 1] == score:
@@ -244,50 +269,60 @@ class AUCPairs:
             else:
                 change += 2 * (len(pos) - j)
             insort(neg, score)
+            self._halfcredits += change
             if old_label:
                 self._positives -= 1
                 self._negatives += 1
-                if len(neg) > self._max_block:
-                    self._neg._split(0)
-                    self._lists = None
-        self._halfcredits += change
+                if len(neg) > self._list_limit:
+                    self._to_sorted()
 
-    def _add_blocks(self, y_true: int, score: float) -> None:
-        """:meth:`add` through the SortedScores methods, for when a class spans several blocks.
-
-        The caller calls :meth:`_relist` afterwards: the change may have split a block.
-        """
+    def _add_sorted(self, y_true: int, score: float) -> None:
+        """:meth:`add` in the ``SortedList`` layout. O(log n)."""
+        assert self._sorted is not None
+        pos, neg = self._sorted
         if y_true:
-            self._halfcredits += self._neg.rank_sum(score)
-            self._pos.add(score)
+            self._halfcredits += _rank_sum(neg, score)
+            pos.add(score)
             self._positives += 1
         else:
-            self._halfcredits += 2 * self._positives - self._pos.rank_sum(score)
-            self._neg.add(score)
+            self._halfcredits += 2 * self._positives - _rank_sum(pos, score)
+            neg.add(score)
             self._negatives += 1
 
-    def _remove_blocks(self, y_true: int, score: float) -> None:
-        """:meth:`remove` through the SortedScores methods, for when a class spans several blocks.
-
-        The caller calls :meth:`_relist` afterwards: the change may have merged blocks.
-        """
+    def _remove_sorted(self, y_true: int, score: float) -> None:
+        """:meth:`remove` in the ``SortedList`` layout, without moving back to lists. O(log n)."""
+        assert self._sorted is not None
+        pos, neg = self._sorted
         if y_true:
-            self._pos.remove(score)
+            try:
+                pos.remove(score)
+            except ValueError:
+                raise ValueError(f"no positive scored {score!r} is held") from None
             self._positives -= 1
-            self._halfcredits -= self._neg.rank_sum(score)
+            self._halfcredits -= _rank_sum(neg, score)
         else:
-            self._neg.remove(score)
+            try:
+                neg.remove(score)
+            except ValueError:
+                raise ValueError(f"no negative scored {score!r} is held") from None
             self._negatives -= 1
-            self._halfcredits -= 2 * self._positives - self._pos.rank_sum(score)
+            self._halfcredits -= 2 * self._positives - _rank_sum(pos, score)
+
+    def _to_sorted(self) -> None:
+        """Move from the list layout to ``SortedList``: a class outgrew ``list_limit``. O(n)."""
+        assert self._lists is not None
+        pos, neg = self._lists
+        self._sorted = (SortedList(pos), SortedList(neg))
+        self._lists = None
 
     def _relist(self) -> None:
-        """Set ``_lists`` again after a change that may have split or merged blocks. O(1)."""
-        pos_blocks = self._pos._blocks
-        neg_blocks = self._neg._blocks
-        if len(pos_blocks) == 1 and len(neg_blocks) == 1:
-            self._lists = (pos_blocks[0], neg_blocks[0])
-        else:
-            self._lists = None
+        """Move back to the list layout if both classes hold ≤ ``list_limit // 2``. O(1) or O(n)."""
+        half = self._list_limit // 2
+        if self._positives <= half and self._negatives <= half:
+            assert self._sorted is not None
+            pos, neg = self._sorted
+            self._lists = (list(pos), list(neg))
+            self._sorted = None
 
     @property
     def positives(self) -> int:
@@ -312,7 +347,7 @@ class AUCPairs:
         """halfcredits / (2·P·N); NaN when there is no positive or no negative.
 
         An AUC needs both classes: MOA reports 1.0 and River 0.0 for a one-class window, but
-        neither is a measurement (REFERENCE.md, "Prequential AUC").
+        neither is a measurement.
         """
         pairs = self._positives * self._negatives
         if pairs:
@@ -320,18 +355,27 @@ class AUCPairs:
         return _NAN
 
     def _check(self) -> None:
-        """Recount the half-credits by brute force over all pairs; for tests. O(P·N)."""
-        self._pos._check()
-        self._neg._check()
-        assert (self._positives, self._negatives) == (len(self._pos), len(self._neg))
-        pos_blocks = self._pos._blocks
-        neg_blocks = self._neg._blocks
-        if len(pos_blocks) == 1 and len(neg_blocks) == 1:
-            assert self._lists is not None, "fast path off with one block each"
-            assert self._lists[0] is pos_blocks[0] and self._lists[1] is neg_blocks[0]
+        """Assert the layout's invariants and recount the half-credits over all pairs; for
+        tests. O(P·N)."""
+        limit = self._list_limit
+        if self._lists is not None:
+            assert self._sorted is None, "both layouts set"
+            pos, neg = self._lists
+            assert pos == sorted(pos) and neg == sorted(neg), "a list out of order"
+            assert len(pos) <= limit and len(neg) <= limit, "a list past list_limit"
+            positives, negatives = list(pos), list(neg)
         else:
-            assert self._lists is None, "fast path on with several blocks"
-        expected = sum(2 if p > q else 1 if p == q else 0 for p in self._pos for q in self._neg)
+            assert self._sorted is not None, "no layout set"
+            pos_sorted, neg_sorted = self._sorted
+            # sortedcontainers' own invariant check (private, so not in its type stubs)
+            pos_sorted._check()  # type: ignore[attr-defined]
+            neg_sorted._check()  # type: ignore[attr-defined]
+            assert max(len(pos_sorted), len(neg_sorted)) > limit // 2, "SortedList while small"
+            positives, negatives = list(pos_sorted), list(neg_sorted)
+        assert (self._positives, self._negatives) == (len(positives), len(negatives))
+        expected = sum(
+            2 if p > q else 1 if p == q else 0 for p in positives for q in negatives
+        )
         assert self._halfcredits == expected, (self._halfcredits, expected)
 
     def __repr__(self) -> str:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from driftwatch.core.measures.auc import AUCPairs
+from driftwatch.core.measures.auc import DEFAULT_LIST_LIMIT, AUCPairs
 from driftwatch.core.window import PrequentialWindow
 
 TIES = (0.0, 0.25, 0.5, 0.5, 0.75, 1.0)
@@ -194,25 +194,38 @@ def test_docstring_examples() -> None:
     assert doctest.testmod(auc).failed == 0
 
 
-@settings(max_examples=120, deadline=None)
-@given(data=st.data(), load=st.sampled_from([2, 3, 5, 1000]))
-def test_pairs_add_remove_replace_across_block_layouts(data: st.DataObject, load: int) -> None:
-    """add, remove and replace against brute force, with blocks small enough to split and merge.
+def expected_layout(was_sorted: bool, positives: int, negatives: int, limit: int) -> bool:
+    """The layout rule: SortedList once a class exceeds the limit, lists again once both
+    classes are back to at most half of it; True for the SortedList layout."""
+    if was_sorted:
+        return not (positives <= limit // 2 and negatives <= limit // 2)
+    return positives > limit or negatives > limit
 
-    With a small load each class moves between one block (the inline fast path) and several
-    (the SortedScores path) many times; replace() is checked in both layouts, including the
-    change of class that makes one list grow past its block limit.
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data(), list_limit=st.sampled_from([2, 3, 5, DEFAULT_LIST_LIMIT]))
+def test_pairs_add_remove_replace_across_layouts(data: st.DataObject, list_limit: int) -> None:
+    """add, remove and replace against brute force, with a limit small enough to switch.
+
+    With a small limit the pair count moves between the plain lists (the inline fast path)
+    and ``SortedList`` many times; replace() is checked in both layouts, including the change
+    of class that makes one list grow past the limit, and the layout after every change is
+    the one the rule gives.
     """
-    pairs = AUCPairs(load=load)
+    pairs = AUCPairs(list_limit=list_limit)
     held: list[tuple[int, float]] = []
+    in_sorted = False
     rate = data.draw(st.sampled_from([0.1, 0.5, 0.9]), label="positive_rate")
     operations = data.draw(st.lists(st.integers(0, 99), max_size=150), label="operations")
-    for op in operations:
+    for step, op in enumerate(operations):
         example = (int(data.draw(st.floats(0, 1)) < rate), data.draw(st.sampled_from(TIES)))
-        if op < 40 or not held:
+        # Lean towards growth in the first half and shrinkage in the second, so that sizes
+        # sweep up past the limit and back down below half of it.
+        adds = 50 if 2 * step < len(operations) else 15
+        if op < adds or not held:
             pairs.add(*example)
             held.append(example)
-        elif op < 60:
+        elif op < 65:
             old = held.pop(data.draw(st.integers(0, len(held) - 1)))
             pairs.remove(*old)
         else:
@@ -222,33 +235,38 @@ def test_pairs_add_remove_replace_across_block_layouts(data: st.DataObject, load
         assert pairs.halfcredits == brute_halfcredits(held)
         positives = sum(y for y, _ in held)
         assert (pairs.positives, pairs.negatives) == (positives, len(held) - positives)
+        in_sorted = expected_layout(in_sorted, positives, len(held) - positives, list_limit)
+        assert (pairs._lists is None) == in_sorted
         pairs._check()
 
 
-@pytest.mark.parametrize("load", [2, 1000])
-def test_replace_absent_example_changes_nothing(load: int) -> None:
-    pairs = AUCPairs(load=load)
+@pytest.mark.parametrize("list_limit", [2, DEFAULT_LIST_LIMIT])
+def test_replace_absent_example_changes_nothing(list_limit: int) -> None:
+    pairs = AUCPairs(list_limit=list_limit)
     examples = [(1, 0.7), (0, 0.2), (1, 0.5), (0, 0.5), (1, 0.9), (0, 0.1), (0, 0.3), (1, 0.3)]
     for example in examples:
         pairs.add(*example)
+    assert (pairs._lists is None) == (list_limit == 2)
     before = (pairs.positives, pairs.negatives, pairs.halfcredits)
     for absent in [(1, 0.2), (0, 0.7), (1, 0.0), (0, 1.0)]:
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"no (positive|negative) scored"):
             pairs.replace(*absent, 1, 0.6)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"no (positive|negative) scored"):
             pairs.remove(*absent)
         assert (pairs.positives, pairs.negatives, pairs.halfcredits) == before
         pairs._check()
 
 
-@pytest.mark.parametrize("load", [2, 3, 4])
+@pytest.mark.parametrize("list_limit", [2, 3, 4])
 @pytest.mark.parametrize("positive_rate", [0.1, 0.5, 0.95])
-def test_window_matches_brute_force_with_several_blocks(load: int, positive_rate: float) -> None:
-    """The window's eviction path (replace) when its classes span several blocks."""
+def test_window_matches_brute_force_in_sorted_layout(
+    list_limit: int, positive_rate: float
+) -> None:
+    """The window's eviction path (replace) when its classes are held in ``SortedList``."""
     window = PrequentialWindow(size=40)
-    window._pairs = AUCPairs(load=load)
+    window._pairs = AUCPairs(list_limit=list_limit)
     shadow: deque[tuple[int, float]] = deque(maxlen=40)
-    for i, (y, s) in enumerate(random_stream(load, 600, positive_rate)):
+    for i, (y, s) in enumerate(random_stream(list_limit, 600, positive_rate)):
         window.update(y, s)
         shadow.append((y, s))
         assert window._pairs.halfcredits == brute_halfcredits(list(shadow))
@@ -256,63 +274,106 @@ def test_window_matches_brute_force_with_several_blocks(load: int, positive_rate
             window._pairs._check()
 
 
-@pytest.mark.parametrize("load", [2, 3])
-def test_pairs_between_one_and_several_blocks(load: int) -> None:
-    """Each way a class can outgrow its one block (add, and replace changing the class), then
-    shrinking back so that the inline path resumes; brute force after every change."""
-    rng = random.Random(load)
-    pairs = AUCPairs(load=load)
+def test_large_window_in_several_sublists() -> None:
+    """d = 4 500 with a limit of 1 000: the classes outgrow their lists and ``SortedList``
+    splits them into several sublists (of at most 2 000), which the pair count must not
+    notice."""
+    size = 4500
+    window = PrequentialWindow(size=size)
+    window._pairs = AUCPairs(list_limit=1000)
+    shadow: deque[tuple[int, float]] = deque(maxlen=size)
+    for i, (y, s) in enumerate(random_stream(7, 7000, 0.4)):
+        window.update(y, s)
+        shadow.append((y, s))
+        if i % 500 == 499:
+            assert window._pairs.halfcredits == brute_halfcredits(list(shadow))
+    pairs = window._pairs
+    assert pairs._sorted is not None and len(pairs._sorted[1]._lists) > 1
+    pairs._check()
+
+
+@pytest.mark.parametrize("list_limit", [2, 3])
+def test_each_operation_moves_between_layouts(list_limit: int) -> None:
+    """add and replace each move the count to ``SortedList``, remove and replace each move it
+    back, for either class; brute force after every change."""
+    half = list_limit // 2
+    rng = random.Random(list_limit)
+    pairs = AUCPairs(list_limit=list_limit)
     held: list[tuple[int, float]] = []
 
     def count(label: int) -> int:
         return sum(y == label for y, _ in held)
 
-    def add(label: int) -> None:
-        example = (label, rng.choice(TIES))
-        pairs.add(*example)
-        held.append(example)
-        check()
-
-    def check() -> None:
+    def change(old: tuple[int, float] | None, new: tuple[int, float] | None) -> None:
+        if old is None:
+            assert new is not None
+            pairs.add(*new)
+            held.append(new)
+        elif new is None:
+            pairs.remove(*old)
+            held.remove(old)
+        else:
+            pairs.replace(*old, *new)
+            held[held.index(old)] = new
         assert pairs.halfcredits == brute_halfcredits(held)
         pairs._check()
 
-    for label in (0, 1, 0, 1):
-        while count(label) < 2 * load or count(1 - label) < 1:  # fill one block to its limit
-            add(label if count(label) < 2 * load else 1 - label)
-        assert pairs._lists is not None
-        # Replace an example of the other class by one of this class: the list grows past its
-        # block limit and splits. Grow it further, then come back down to one block.
-        index = next(i for i, (y, _) in enumerate(held) if y != label)
-        example = (label, rng.choice(TIES))
-        pairs.replace(*held[index], *example)
-        held[index] = example
-        check()
-        assert pairs._lists is None
-        for _ in range(4 * load):
-            add(label)
-        while count(label) > load:
-            index = next(i for i, (y, _) in enumerate(held) if y == label)
-            pairs.remove(*held.pop(index))
-            check()
-        assert pairs._lists is not None  # one block per class again: the inline path
+    def example(label: int) -> tuple[int, float]:
+        return (label, rng.choice(TIES))
+
+    def first(label: int) -> tuple[int, float]:
+        return next(e for e in held if e[0] == label)
+
     for label in (0, 1):
-        for _ in range(3 * load):  # past the limit through add() alone
-            add(label)
+        # add: this class fills its list, then one more add moves to SortedList.
+        while count(label) < list_limit:
+            change(None, example(label))
+        assert pairs._lists is not None
+        change(None, example(label))
         assert pairs._lists is None
-        while count(label) > load:
-            index = next(i for i, (y, _) in enumerate(held) if y == label)
-            old = held.pop(index)
-            example = (1 - label, rng.choice(TIES))
-            if count(1 - label) < 2 * load:
-                pairs.replace(*old, *example)  # in the block layout
-                held.append(example)
-            else:
-                pairs.remove(*old)
-            check()
-    while held:
-        old = held.pop(rng.randrange(len(held)))
-        pairs.remove(*old)
-        check()
+        # remove: down to half the limit, the lists come back with the last removal.
+        while count(label) > half + 1:
+            change(first(label), None)
+        assert pairs._lists is None
+        change(first(label), None)
+        assert pairs._lists is not None
+        # replace: the other class gives its examples to this one until it outgrows its list.
+        while count(1 - label) < list_limit - count(label) + 1:
+            change(None, example(1 - label))
+            if pairs._lists is None:  # the other class outgrew its list first: start over
+                while count(1 - label) > half:
+                    change(first(1 - label), None)
+        while pairs._lists is not None:
+            change(first(1 - label), example(label))
+        assert count(label) == list_limit + 1
+        # replace: with this class one above half the limit and the other one below it, one
+        # replace from this class to the other brings both to half and the lists back.
+        while count(1 - label) > half - 1:
+            change(first(1 - label), None)
+        while count(label) > half + 1:
+            change(first(label), None)
+        assert pairs._lists is None
+        change(first(label), example(1 - label))
+        assert pairs._lists is not None
+        while held:
+            change(held[-1], None)
     assert (pairs.positives, pairs.negatives, pairs.halfcredits) == (0, 0, 0)
     assert math.isnan(pairs.auc)
+
+
+@pytest.mark.parametrize("list_limit", [1, 0, -3, 2.5, True, "4"])
+def test_list_limit_must_be_an_integer_of_at_least_two(list_limit: object) -> None:
+    with pytest.raises(ValueError, match="list_limit"):
+        AUCPairs(list_limit=list_limit)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("list_limit", [2, DEFAULT_LIST_LIMIT])
+def test_negative_zero_is_zero(list_limit: int) -> None:
+    """-0.0 == 0.0, so either removes the other and they count as ties, in both layouts."""
+    pairs = AUCPairs(list_limit=list_limit)
+    for example in [(1, 0.0), (1, 1.0), (1, 2.0), (0, -0.0)]:
+        pairs.add(*example)
+    assert pairs.halfcredits == 1 + 2 + 2
+    pairs.remove(0, 0.0)
+    pairs.remove(1, -0.0)
+    assert (pairs.positives, pairs.negatives, pairs.halfcredits) == (2, 0, 0)
