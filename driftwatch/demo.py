@@ -406,7 +406,7 @@ def demo_settings(base: Settings, bootstrap: str, port: int) -> Settings:
         topics=[DEMO_TOPIC],
         group_id="driftwatch-demo",
         client_id="driftwatch-demo",
-        # Tansu holds a joining member for up to max_poll_interval_ms (TOOLS.md): with these
+        # Tansu holds a joining member for up to max_poll_interval_ms (measured): with these
         # (the settings' defaults, stated here so the demo does not depend on them) the agent
         # gets its partition in about 3 s. A short poll makes Ctrl+C prompt.
         max_poll_interval_ms=5000,

@@ -1,7 +1,7 @@
 """Alarm delivery: one structured log record per alarm, and an optional publisher.
 
-The monitor returns each alarm exactly once (an alarm is a state change, DESIGN.md
-"Detectors"); :class:`AlarmLog` turns it into a log record a person can read and a log pipeline
+The monitor returns each alarm exactly once (an alarm is a state change, not a level);
+:class:`AlarmLog` turns it into a log record a person can read and a log pipeline
 can parse, and hands the same JSON-ready dict to a publisher (the agent passes one that
 produces to the alarms topic). Counting and exporting alarms is the exporter's job, from the
 monitor snapshots; nothing here touches Prometheus.

@@ -1,6 +1,6 @@
 """Checkpoints: the agent's state on disk, replaced atomically, refused when not understood.
 
-A restarted agent must not be blind for a whole window (DESIGN.md, "Running it"), so it saves
+A restarted agent must not be blind for a whole window (d events to refill it), so it saves
 its monitors' state with the Kafka offsets they correspond to, and restores both on start.
 
 The file is ``<directory>/checkpoint.json``, a JSON envelope::

@@ -3,9 +3,9 @@ demo run.
 
 A :class:`Feed` plays one or more deployed models. Each model's events come from a seeded
 :mod:`driftwatch.simulate` stream and are produced to one topic, keyed by model id (so each
-model stays on one partition, as DESIGN.md's scale-out expects), at a steady rate, in the
-record format the agent's ``events`` settings describe (:func:`encode_record`), so that
-``driftwatch simulate --config agent.yaml`` feeds exactly what that agent reads.
+model stays on one partition, so one agent replica of a group sees all of it), at a steady
+rate, in the record format the agent's ``events`` settings describe (:func:`encode_record`),
+so that ``driftwatch simulate --config agent.yaml`` feeds exactly what that agent reads.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def encode_record(event: Event, model: str, fmt: EventFormat = DEFAULT_FORMAT
                   ) -> tuple[bytes, bytes]:
     """``(key, value)`` of the Kafka record for ``event`` of ``model``.
 
-    The value is the JSON object the agent decodes with ``fmt`` (DESIGN.md, "Events"): the
+    The value is the JSON object the agent decodes with ``fmt``
+    (:mod:`driftwatch.io.decode`): the
     label as ``fmt``'s positive or negative class, the score, the prediction and event time
     when the event has them, and the model id when the model comes from a field. The key is
     the model id in every case.

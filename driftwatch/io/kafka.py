@@ -1,6 +1,7 @@
 """Kafka at the edge: the record source, its commit policy, and the dead-letter and alarm producers.
 
-The agent's main loop is a handful of lines (STYLE.md, after Quix Streams)::
+The agent's main loop is a handful of lines (poll, process, store the offset, maybe commit, as
+in Quix Streams)::
 
     with KafkaSource(consumer_config, topics=[topic], on_assigned=restore) as source:
         while not stopping:
@@ -9,7 +10,7 @@ The agent's main loop is a handful of lines (STYLE.md, after Quix Streams)::
                 source.store(record)     # only now is the record's offset eligible for commit
             source.maybe_commit()
 
-Delivery is at-least-once (DESIGN.md, "Running it"): an offset is committed only after
+Delivery is at-least-once: an offset is committed only after
 :meth:`KafkaSource.store` was called for its record, which the agent does once the event is
 in its monitor. After a crash or a failed commit the records since the last commit are
 delivered again; nothing is skipped.
@@ -109,7 +110,7 @@ class CommitPolicy:
       Kafka's own ``auto.commit.interval.ms`` default; a commit is one request to the group
       coordinator (about a millisecond on a LAN), so 0.2 commits/s is no load at all.
     - ``every_records=10_000``: under full load (kafka-python consumes ~48k records/s on the
-      2-core machines of TOOLS.md) that is a commit every ~0.2 s, still well under 1 % of the
+      2-core machines measured here) that is a commit every ~0.2 s, still well under 1 % of the
       loop's time, and a crash replays at most ten default windows (d = 1000) of events.
 
     Parameters:
@@ -235,8 +236,8 @@ class KafkaSource:
     - ``poll_timeout_s=1.0``: SIGTERM is noticed within about a second (Kubernetes grants
       30 s), a time-based commit is at most a second late, and an idle loop wakes once a
       second, which costs nothing. One poll plus one batch (500 records at ~20 µs each,
-      ~10 ms) stays far below ``max_poll_interval_ms``, even the 5 s that Tansu needs
-      (TOOLS.md).
+      ~10 ms) stays far below ``max_poll_interval_ms``, even the 5 s that Tansu needs (it
+      holds a joining member for up to that long, so a rebalance waits for it).
     - ``backoff_initial_s=0.5``, ``backoff_max_s=30.0``: a broker restart or leader move takes
       seconds, so the first retry comes quickly; during a long outage each replica tries at
       most twice a minute and notices recovery at most 30 s late. 30 s is also

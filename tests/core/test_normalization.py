@@ -1,7 +1,7 @@
 """Class-ratio normalization against brute-force enumeration of the grid (paper 003, eq. 10).
 
 The reference enumerates all (P+1)(N+1) confusion matrices with crisp.py's scalar functions
-(undefined → 0) and counts with ≤, exactly as REFERENCE.md defines N(M, P, N, x). The observed
+(undefined → 0) and counts with ≤, exactly as paper 003, eq. 10 defines N(M, P, N, x). The observed
 values x are drawn where an off-by-one would show: attainable grid values (ties), midpoints
 between neighbouring distinct values, the floats just above and below attainable values,
 below the minimum, above the maximum, ±inf and NaN.

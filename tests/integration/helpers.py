@@ -40,7 +40,7 @@ TOPIC = "events"
 
 JOIN_S = 30.0
 """Bound on an agent joining its group and getting its partition. A join takes about 3 s on
-Tansu with the group timing of TOOLS.md (set in :func:`agent_settings`); the rest is margin
+Tansu with the short group timing set in :func:`agent_settings`; the rest is margin
 for a loaded 2-core CI runner."""
 
 START_S = 20.0
@@ -243,7 +243,7 @@ def agent_settings(
 ) -> dict[str, Any]:
     """A settings file's content for an agent of the tests.
 
-    Group timing is TOOLS.md's (Tansu holds a JoinGroup for up to max_poll_interval_ms), set
+    Group timing is short (Tansu holds a JoinGroup for up to max_poll_interval_ms), set
     explicitly so the tests do not depend on the defaults. A short poll timeout makes stops
     prompt; short reconnect backoffs make the broker-loss test fast; metrics on loopback.
     """

@@ -1,6 +1,6 @@
 """KafkaSource, DeadLetter and AlarmPublisher against a real broker (Tansu, one per test).
 
-Every wait is bounded; every server listens on 127.0.0.1. Group timing follows TOOLS.md:
+Every wait is bounded; every server listens on 127.0.0.1. Group timing is short because
 Tansu holds a JoinGroup for up to the rebalance timeout, which kafka-python takes from
 ``max_poll_interval_ms``, so the tests use 5 s instead of the 300 s default.
 """

@@ -13,8 +13,9 @@ A single correctly rounded division also makes each value a monotone function of
 rational value, so mathematically equal values are equal floats (0.5 from 1/2 and from 2/4)
 and ties are ties.
 
-Undefined values (0/0, the root of 0) are NaN, never an exception, following the table in
-``REFERENCE.md`` (definitions from paper 002, §5 and paper 003, Table I).
+Undefined values are NaN, never an exception: a measure is NaN exactly when the denominator of
+the formula in its docstring is 0, except the harmonic mean, NaN when P or N is 0 (definitions
+from paper 002, §5 and paper 003, Table I).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ADWIN: REFERENCE.md's vectors, River cross-checks, the histogram's invariants."""
+"""ADWIN: River's doctest vectors, River cross-checks, the histogram's invariants."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def numpy_stream() -> list[int]:
     return [int(v) for v in ds]
 
 
-# --- REFERENCE.md test vectors ------------------------------------------------------------
+# --- River's doctest vectors ---------------------------------------------------------------
 
 
 def test_reference_vector_rivers_doctest() -> None:

@@ -1,4 +1,4 @@
-"""DDM: REFERENCE.md's vector, River cross-checks, the never-failing stream, input range."""
+"""DDM: River's doctest vector, River cross-checks, the never-failing stream, input range."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def river_states(detector: river_drift.binary.DDM, stream: Sequence[float]) -> l
 
 
 def reference_stream() -> list[int]:
-    """REFERENCE.md's construction: one rng.choices(...)[0] per input."""
+    """River's doctest construction: one rng.choices(...)[0] per input."""
     rng = random.Random(42)
     stream = [rng.choices([0, 1])[0] for _ in range(1000)]
     stream += [rng.choices([0, 1], weights=[0.3, 0.7])[0] for _ in range(1000)]

@@ -1,4 +1,4 @@
-"""Page-Hinkley: REFERENCE.md's vectors, River cross-checks, and the rule from first principles."""
+"""Page-Hinkley: River's doctest vectors, River cross-checks, the rule from first principles."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def reference_streams() -> tuple[list[int], list[int]]:
     return rising, falling
 
 
-# --- REFERENCE.md test vectors ------------------------------------------------------------
+# --- River's doctest vectors ---------------------------------------------------------------
 
 
 def test_reference_vector_increase_both() -> None:
@@ -166,9 +166,10 @@ def test_invalid_parameters(param: str, value: object) -> None:
         PageHinkley(**{param: value})
 
 
-# An exact re-derivation of the rule with rationals: the mean includes x, S⁺ and S⁻ as in
-# REFERENCE.md, extremes over every input since the last reset, alarm from min_samples on,
-# full reset on the input after an alarm. alpha = 1 keeps it exact.
+# An exact re-derivation of the rule with rationals: the mean x̄ includes x,
+# S⁺ ← αS⁺ + (x − x̄ − δ) and S⁻ ← αS⁻ + (x − x̄ + δ), extremes over every input since the last
+# reset, alarm from min_samples on, full reset on the input after an alarm. alpha = 1 keeps it
+# exact.
 
 
 def reference_ph(

@@ -1,4 +1,4 @@
-"""Every crisp measure against its textbook definition (REFERENCE.md, "Crisp measures").
+"""Every crisp measure against its textbook definition (paper 002, §5; paper 003, Table I).
 
 The references below are written from the table's definitions with exact fractions, not from
 crisp.py's rearranged formulas, so they check the algebra as well as the code. A measure that
@@ -25,7 +25,7 @@ ROOTED = frozenset({"gmean", "mcc"})
 
 
 def textbook(tp: int, fp: int, fn: int, tn: int, hits: int) -> dict[str, Fraction | float | None]:
-    """Each measure from its REFERENCE.md definition; None where the table says NaN."""
+    """Each measure from its textbook definition; None where it is undefined (NaN)."""
     pos, neg = tp + fn, fp + tn
     n = pos + neg
 

@@ -96,7 +96,7 @@ def test_tables_1_and_2(
     values = (batch(name), block(arrivals(name)), prequential(name))
     assert values == (expected_batch, expected_block, expected_prequential)
     # The paper's two-decimal figures, except C3's batch AUC: 36/64 = 0.5625 is printed as
-    # "0.57" (REFERENCE.md records this; 0.56 would be the rounding).
+    # "0.57" in the paper (0.56 would be the rounding).
     for value, figure in zip(values, printed, strict=True):
         tolerance = 0.0076 if value == Fraction(36, 64) else 0.005
         assert float(value) == pytest.approx(figure, abs=tolerance)
