@@ -11,7 +11,6 @@ tens of standard errors. The hypothesis property runs many draws, so it uses ``Z
 from __future__ import annotations
 
 import ast
-import doctest
 import itertools
 import math
 import random
@@ -549,11 +548,6 @@ def test_scenarios_are_frozen_values() -> None:
 
 
 # -- documentation and purity --------------------------------------------------------------
-
-
-def test_docstring_examples_run() -> None:
-    result = doctest.testmod(simulate, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 10 and result.failed == 0
 
 
 def test_imports_only_the_standard_library_and_the_event() -> None:

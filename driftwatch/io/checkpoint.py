@@ -42,7 +42,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from driftwatch import __version__
 
@@ -69,6 +69,9 @@ FILENAME = "checkpoint.json"
 
 _TEMP_PREFIX = f".{FILENAME}."
 _TEMP_SUFFIX = ".tmp"
+
+_TopicPartition = TypeVar("_TopicPartition", bound=tuple[str, int])
+"""A ``(topic, partition)`` key: a plain tuple or a NamedTuple such as the agent's."""
 
 
 class CheckpointError(Exception):
@@ -203,7 +206,7 @@ class CheckpointStore:
                 logger.info("removed %s, left by an interrupted checkpoint save", stale)
 
 
-def encode_offsets(offsets: Mapping[tuple[str, int], int]) -> dict[str, int]:
+def encode_offsets(offsets: Mapping[_TopicPartition, int]) -> dict[str, int]:
     """``{(topic, partition): next_offset}`` → the payload's ``{"topic:partition": offset}``."""
     return {f"{topic}:{partition}": int(offset)
             for (topic, partition), offset in sorted(offsets.items())}

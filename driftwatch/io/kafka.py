@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 from kafka import (  # type: ignore[import-untyped]
     AsyncConsumerRebalanceListener,
@@ -573,7 +573,9 @@ class KafkaSource:
             consumer.seek_to_beginning(ktp)
         else:
             consumer.seek_to_end(ktp)
-        return consumer.position(ktp, timeout_ms=int(self.request_timeout_s * 1000))
+        reset_to: int | None = consumer.position(
+            ktp, timeout_ms=int(self.request_timeout_s * 1000))
+        return reset_to
 
     def _succeeded(self) -> None:
         if not self._reachable and self._failures:
@@ -788,7 +790,7 @@ class _Publisher:
             with contextlib.suppress(KafkaError):
                 producer.close(timeout=0)
 
-    def __enter__(self) -> _Publisher:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

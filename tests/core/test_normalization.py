@@ -10,7 +10,6 @@ below the minimum, above the maximum, ±inf and NaN.
 from __future__ import annotations
 
 import dataclasses
-import doctest
 import functools
 import math
 from collections.abc import Callable, Iterator
@@ -383,8 +382,3 @@ def test_bad_value(bad: object) -> None:
 def test_bad_u(bad: object) -> None:
     with pytest.raises(ValueError, match="u must"):
         threshold("f1", 3, 4, bad)  # type: ignore[arg-type]
-
-
-def test_doctests() -> None:
-    failed, attempted = doctest.testmod(normalization)
-    assert attempted >= 8 and failed == 0

@@ -266,11 +266,3 @@ def test_shared_window_feeds_auc_and_confusion() -> None:
         assert window.positives == confusion.positives == sum(held)
         assert window.negatives == confusion.negatives == len(held) - sum(held)
     window._pairs._check()
-
-
-def test_docstring_examples() -> None:
-    import doctest
-
-    from driftwatch.core import window
-
-    assert doctest.testmod(window).failed == 0

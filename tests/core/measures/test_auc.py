@@ -186,14 +186,6 @@ def test_matches_sklearn_on_windows_with_both_classes(
             assert window.auc == pytest.approx(expected, abs=1e-12)
 
 
-def test_docstring_examples() -> None:
-    import doctest
-
-    from driftwatch.core.measures import auc
-
-    assert doctest.testmod(auc).failed == 0
-
-
 def expected_layout(was_sorted: bool, positives: int, negatives: int, limit: int) -> bool:
     """The layout rule: SortedList once a class exceeds the limit, lists again once both
     classes are back to at most half of it; True for the SortedList layout."""
