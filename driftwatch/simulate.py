@@ -231,7 +231,8 @@ class BinormalModel:
         """Draw one ``(y_true, y_score)`` pair from ``rng`` (two draws: label, then score)."""
         return _draw(rng, self.separation / 2.0, self.positive_share, self.output == "probability")
 
-    def _latent_threshold(self, threshold: float) -> float:
+    def _latent_cut(self, threshold: float) -> float:
+        """The decision threshold on the latent scale, x_t (the logit of a probability)."""
         if self.output == "latent":
             if not _is_real(threshold) or not math.isfinite(threshold):
                 raise ValueError(f"threshold must be a finite number, got {threshold!r}")
@@ -241,11 +242,11 @@ class BinormalModel:
 
     def recall(self, threshold: float = 0.5) -> float:
         """Population P(y_score ≥ threshold | positive) = Φ(μ/2 − x_t), x_t the latent cut."""
-        return _STANDARD_NORMAL.cdf(self.separation / 2.0 - self._latent_threshold(threshold))
+        return _STANDARD_NORMAL.cdf(self.separation / 2.0 - self._latent_cut(threshold))
 
     def specificity(self, threshold: float = 0.5) -> float:
         """Population P(y_score < threshold | negative) = Φ(x_t + μ/2)."""
-        return _STANDARD_NORMAL.cdf(self._latent_threshold(threshold) + self.separation / 2.0)
+        return _STANDARD_NORMAL.cdf(self._latent_cut(threshold) + self.separation / 2.0)
 
 
 # -- change points and scenarios ---------------------------------------------------------------

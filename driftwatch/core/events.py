@@ -40,7 +40,7 @@ class Event:
         y_true: the true class, 0 or 1.
         y_score: the model's score, any finite real (higher means "more positive").
         y_pred: the model's crisp prediction, or None to derive it from the score and the
-            monitor's threshold.
+            monitor's decision threshold.
         ts: event time in seconds since the epoch, if the producer sent one.
     """
 

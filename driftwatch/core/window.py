@@ -86,8 +86,8 @@ class PrequentialWindow:
 
     Parameters:
         size: d, the number of most recent events measured (≥ 1).
-        threshold: the crisp prediction for an event that arrives without one is
-            ``y_score >= threshold``.
+        threshold: the decision threshold: the crisp prediction for an event that arrives
+            without one is ``y_score >= threshold``.
 
     Costs, with d = ``size``:
 
@@ -144,7 +144,8 @@ class PrequentialWindow:
 
     @property
     def threshold(self) -> float:
-        """The score at or above which an event without a prediction is predicted positive."""
+        """The decision threshold: the score at or above which an event without a prediction
+        is predicted positive."""
         return self._threshold
 
     def update(self, y_true: int, y_score: float, y_pred: int | None = None) -> None:
