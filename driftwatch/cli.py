@@ -11,13 +11,17 @@ Commands::
     driftwatch replay FILE [--config FILE]   run the monitors over recorded events (JSON Lines,
                                              CSV or a Kafka range): alarms, measures, figure
 
-Exit status: 0 on success; 2 when settings are invalid (each problem is printed as
-``path.to.key (ENV_NAME): message``) or the command line is wrong (argparse's usage error).
+Exit status (:mod:`driftwatch.exits`): 0 on success; 2 when settings are invalid (each problem
+is printed as ``path.to.key (ENV_NAME): message``) or the command line is wrong (argparse's
+usage error).
 
 Each command is a function ``_add_<command>(commands)`` that adds its sub-parser and sets
-``handler`` to a function ``(args) -> exit status``; :func:`main` parses and dispatches.
-Commands load settings through :func:`load_settings_or_report`, so an invalid file is
-reported the same way everywhere, and heavy modules are imported inside the handlers, so
+``handler`` to a function ``(args) -> exit status``; :func:`main` parses and dispatches. The
+command modules (:mod:`driftwatch.demo`, :mod:`driftwatch.replay.command`) never import this
+one: what they share with it is in :mod:`driftwatch.arguments`, :mod:`driftwatch.exits` and
+:mod:`driftwatch.signals`. Commands load settings through
+:func:`~driftwatch.arguments.load_settings_or_report`, so an invalid file is reported the same
+way everywhere, and heavy modules are imported inside the handlers, so
 ``driftwatch --help`` stays fast and one command's dependencies cannot break another.
 """
 
@@ -28,18 +32,12 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TextIO
 
 from driftwatch import __version__
+from driftwatch.arguments import add_config_argument, load_settings_or_report
 from driftwatch.demo import add_demo as _add_demo
+from driftwatch.exits import EXIT_CHECKPOINT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
 from driftwatch.replay.command import add_replay as _add_replay
-
-if TYPE_CHECKING:
-    from driftwatch.settings import Settings
-
-EXIT_OK = 0
-EXIT_INVALID = 2
-"""Invalid settings; the same status argparse uses for a wrong command line."""
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates."""
@@ -72,47 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    """The ``--config FILE`` option, shared by every command that reads settings."""
-    parser.add_argument(
-        "--config",
-        metavar="FILE",
-        help=(
-            "settings file (YAML); default: $DRIFTWATCH_CONFIG, else built-in defaults. "
-            "DRIFTWATCH_* environment variables override it"
-        ),
-    )
-
-
-def load_settings_or_report(path: str | None, stream: TextIO | None = None, *,
-                            check_files: bool = True) -> Settings | None:
-    """The settings from ``path`` (and the environment), or None after printing every
-    problem to ``stream`` (default: stderr). ``check_files``: see ``load_settings``."""
-    from pydantic import ValidationError
-    from pydantic_settings import SettingsError
-
-    from driftwatch.settings import CONFIG_ENV, SettingsFileError, load_settings, settings_errors
-
-    out = sys.stderr if stream is None else stream
-    try:
-        return load_settings(path, check_files=check_files)
-    except (SettingsFileError, ValidationError, SettingsError) as exc:
-        problems = settings_errors(exc)
-        if not isinstance(exc, SettingsFileError):
-            where = path or os.environ.get(CONFIG_ENV) or "settings"
-            count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-            print(f"{where}: {count}", file=out)
-        for line in problems:
-            print(line, file=out)
-        return None
-
-
 # ------------------------------------------------------------------------------------------
 # run
-
-
-EXIT_CHECKPOINT = 3
-"""The checkpoint cannot be restored (corrupt, or from an incompatible version)."""
 
 
 def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -130,35 +89,29 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _run(args: argparse.Namespace) -> int:
-    import signal
     import threading
 
     from driftwatch import logs
     from driftwatch.agent import Agent
     from driftwatch.io.checkpoint import CheckpointError
+    from driftwatch.signals import stop_on_signals
 
     settings = load_settings_or_report(args.config)
     if settings is None:
         return EXIT_INVALID
     logs.configure(settings.logging.level, settings.logging.format)
     stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        if stop.is_set() and signum == signal.SIGINT:
-            os._exit(130)  # the second Ctrl+C: the user wants out now
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     try:
-        Agent(settings).run(stop)
+        # The second Ctrl+C: the user wants out now.
+        with stop_on_signals(stop, on_second=lambda: os._exit(EXIT_INTERRUPTED)):
+            Agent(settings).run(stop)
     except CheckpointError as exc:
         print(f"driftwatch: cannot restore the checkpoint: {exc}\nMove it away to start "
               "fresh (the monitors then refill their windows).", file=sys.stderr)
         return EXIT_CHECKPOINT
     except OSError as exc:  # e.g. the metrics port is taken
         print(f"driftwatch: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     return EXIT_OK
 
 

@@ -38,13 +38,22 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack, suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from driftwatch.arguments import non_negative_int, port_number, positive_float, positive_int
+from driftwatch.arguments import (
+    add_config_argument,
+    load_settings_or_report,
+    non_negative_int,
+    port_number,
+    positive_float,
+    positive_int,
+)
 from driftwatch.demo_output import Display, describe_change_points
+from driftwatch.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
+from driftwatch.signals import stop_on_signals
 from driftwatch.simulate import SCENARIOS, SimulatedStream, generate
 
 if TYPE_CHECKING:
@@ -53,13 +62,6 @@ if TYPE_CHECKING:
     from driftwatch.io.broker import EmbeddedBroker
     from driftwatch.io.feed import Feed
     from driftwatch.settings import Settings
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-"""Something stopped the demo or the feed: a port in use, the broker or the agent died."""
-EXIT_INVALID = 2
-"""A wrong command line, invalid settings, or the broker extra is not installed."""
-EXIT_KILLED = 130
 
 DEFAULT_SCENARIO = "auc_drop_then_ratio_change"
 """Stable, a sudden AUC drop, then a class-ratio change that must not raise an AUC alarm."""
@@ -95,8 +97,6 @@ _T = TypeVar("_T")
 
 def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` and ``simulate`` sub-commands to the CLI's sub-parsers."""
-    from driftwatch.cli import add_config_argument  # here: cli imports this module
-
     demo = commands.add_parser(
         "demo",
         help="watch driftwatch catch a drift, with nothing else running",
@@ -192,7 +192,6 @@ def _fail(command: str, message: str, status: int = EXIT_FAILED) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     """Check everything that can be checked before starting anything, then run."""
-    from driftwatch.cli import load_settings_or_report
     from driftwatch.io.broker import BrokerNotInstalled, port_in_use, resolve_tansu_binary
 
     try:
@@ -250,7 +249,7 @@ class DemoRun:
         logging.getLogger("driftwatch.alarms").setLevel(logging.ERROR)
         self.display.header(self.args.scenario, self.args.seed, self.stream, self.args.rate)
         with ExitStack() as stack:
-            stack.enter_context(_stop_on_signals(self.stop, on_second=self._kill_now))
+            stack.enter_context(stop_on_signals(self.stop, on_second=self._kill_now))
             status = self._start(stack)
             if status is None:
                 status = self._watch()
@@ -393,7 +392,7 @@ class DemoRun:
         if broker is not None and broker.pid is not None:
             with suppress(OSError):
                 os.kill(broker.pid, signal.SIGKILL)
-        os._exit(EXIT_KILLED)
+        os._exit(EXIT_INTERRUPTED)
 
 
 def demo_settings(base: Settings, bootstrap: str, port: int) -> Settings:
@@ -450,7 +449,6 @@ def _model_snapshot(agent: Agent) -> Snapshot | None:
 def _simulate(args: argparse.Namespace) -> int:
     from driftwatch import logs
     from driftwatch.agent import producer_config
-    from driftwatch.cli import load_settings_or_report
     from driftwatch.io.feed import BrokersUnreachable, Feed, FeedError, ensure_topic
 
     settings = load_settings_or_report(args.config)
@@ -490,7 +488,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(f"  warning: {exc}; sending anyway", file=sys.stderr, flush=True)
     feed = Feed(config, topic, streams, rate=args.rate, duration_s=args.duration, fmt=fmt)
     interrupted = threading.Event()
-    with _stop_on_signals(interrupted, on_second=lambda: os._exit(EXIT_KILLED)), \
+    with stop_on_signals(interrupted, on_second=lambda: os._exit(EXIT_INTERRUPTED)), \
             _Worker("feed", feed.run, FEED_STOP_TIMEOUT_S) as worker:
         next_report = time.monotonic() + SIMULATE_PROGRESS_INTERVAL_S
         while worker.alive:
@@ -511,7 +509,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------
-# threads and signals
+# threads
 
 
 class _Worker:
@@ -551,21 +549,3 @@ class _Worker:
         if self._thread.is_alive():
             print(f"driftwatch: the {self.name} did not stop within {self.stop_timeout_s:.0f} s",
                   file=sys.stderr, flush=True)
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event, on_second: Callable[[], None]) -> Iterator[None]:
-    """SIGINT and SIGTERM set ``stop``; a second SIGINT calls ``on_second`` (which should
-    not return). The previous handlers are restored on exit."""
-
-    def handle(signum: int, _frame: object) -> None:
-        if stop.is_set() and signum == signal.SIGINT:
-            on_second()
-        stop.set()
-
-    previous = {signum: signal.signal(signum, handle) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

@@ -21,7 +21,13 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from driftwatch.arguments import non_negative_int, positive_int
+from driftwatch.arguments import (
+    add_config_argument,
+    load_settings_or_report,
+    non_negative_int,
+    positive_int,
+)
+from driftwatch.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NO_EVENTS, EXIT_OK
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,20 +39,12 @@ if TYPE_CHECKING:
     from driftwatch.replay.sources import Source
     from driftwatch.settings import Settings
 
-EXIT_OK = 0
-EXIT_NO_EVENTS = 1
-"""Records were read but none became an event: a backtest of nothing must not pass."""
-EXIT_INVALID = 2
-EXIT_INTERRUPTED = 130
-
 SHOWN_LIVE_BAD_RECORDS = 10
 """Rejected records printed to stderr as they occur; all are counted in the summary."""
 
 
 def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``replay`` sub-command to the CLI's sub-parsers."""
-    from driftwatch.cli import add_config_argument  # here: cli imports this module
-
     parser = commands.add_parser(
         "replay",
         help="run the monitors over recorded events (JSON Lines, CSV, or a Kafka range)",
@@ -134,7 +132,6 @@ def _fail(message: str) -> int:
 
 def replay_command(args: argparse.Namespace) -> int:
     """The handler: check everything that can be checked, replay, report."""
-    from driftwatch.cli import load_settings_or_report
     from driftwatch.replay.plot import PlotError, check_plot
     from driftwatch.replay.series import check_measures
     from driftwatch.replay.sources import SourceError

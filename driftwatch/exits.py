@@ -1,0 +1,30 @@
+"""Exit statuses of the ``driftwatch`` commands, each defined once.
+
+Every command returns one of these from its handler (:func:`driftwatch.cli.main` passes it to
+the shell); what each status means for each command is in the command's help and module
+docstring.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+"""The command did its work (for ``replay``, whatever it found)."""
+
+EXIT_FAILED = 1
+"""Something failed while running: a port in use, the broker or the agent died, events
+that could not be delivered. One line on stderr says what."""
+
+EXIT_NO_EVENTS = 1
+"""``replay``: records were read but none became an event: a backtest of nothing must not
+pass. The status of a failure, under the name that says which."""
+
+EXIT_INVALID = 2
+"""Invalid settings or input, or a missing optional extra: the status argparse uses for a
+wrong command line, so that everything the user must fix before a retry exits alike."""
+
+EXIT_CHECKPOINT = 3
+"""``run``: the checkpoint cannot be restored (corrupt, or from an incompatible version)."""
+
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, the shell's status for a process ended by Ctrl+C: a second Ctrl+C (``run``,
+``demo``, ``simulate``) or an interrupted ``replay``."""
