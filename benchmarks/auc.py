@@ -126,19 +126,25 @@ def exact_auc(window: Stream) -> Fraction:
     return Fraction(credit, 2 * len(positives) * len(negatives))
 
 
+def _timing(quick: bool) -> tuple[int, int]:
+    """Timed events per round and rounds: a quick run or a full one."""
+    return (3000, 3) if quick else (20000, 7)
+
+
+def _header(*columns: str) -> None:
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---:|" * len(columns))
+
+
 def speed_table(quick: bool) -> None:
     sizes = (100, 1000, 10000)
-    timed_events = 3000 if quick else 20000
-    repeats = 3 if quick else 7
+    timed_events, repeats = _timing(quick)
     print(
         f"Per-event update + value, tie-free stream ({POSITIVE_RATE:.0%} positives, seed {SEED}), "
         f"{timed_events} timed events after a full window, median of {repeats} repeats.\n"
     )
-    print(
-        "| d | AUCPairs (events/s) | PrequentialWindow (events/s) | River RollingROCAUC "
-        "(events/s) | AUCPairs / River | window / River |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|")
+    _header("d", "AUCPairs (events/s)", "PrequentialWindow (events/s)",
+            "River RollingROCAUC (events/s)", "AUCPairs / River", "window / River")
     for size in sizes:
         stream = make_stream(size + timed_events)
         warmup, timed = stream[:size], stream[size:]
@@ -159,18 +165,14 @@ def speed_table(quick: bool) -> None:
 
 def layout_table(quick: bool) -> None:
     sizes = (1000, 10000) if quick else (1000, 10000, 30000, 100000)
-    timed_events = 3000 if quick else 20000
-    repeats = 3 if quick else 7
+    timed_events, repeats = _timing(quick)
     print(
         f"\nPrequentialWindow per event in each layout of its pair count, same stream, "
         f"{timed_events} timed events after a full window, median of {repeats} repeats. "
         f"The default keeps a class in a plain list up to {DEFAULT_LIST_LIMIT:,} scores.\n"
     )
-    print(
-        "| d | largest class | plain lists (events/s) | SortedList (events/s) | default "
-        "(events/s) | lists / SortedList |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|")
+    _header("d", "largest class", "plain lists (events/s)", "SortedList (events/s)",
+            "default (events/s)", "lists / SortedList")
     for size in sizes:
         stream = make_stream(size + timed_events)
         warmup, timed = stream[:size], stream[size:]
