@@ -12,7 +12,9 @@ Commands::
                                              CSV or a Kafka range): alarms, measures, figure
 
 Exit status: 0 on success; 2 when settings are invalid (each problem is printed as
-``path.to.key (ENV_NAME): message``) or the command line is wrong (argparse's usage error).
+``path.to.key (ENV_NAME): message``, an unwritable checkpoint directory included) or the
+command line is wrong (argparse's usage error); ``run`` also exits 3 when the checkpoint
+cannot be restored and 4 when the final checkpoint could not be saved.
 
 Each command is a function ``_add_<command>(commands)`` that adds its sub-parser and sets
 ``handler`` to a function ``(args) -> exit status``; :func:`main` parses and dispatches.
@@ -114,6 +116,9 @@ def load_settings_or_report(path: str | None, stream: TextIO | None = None, *,
 EXIT_CHECKPOINT = 3
 """The checkpoint cannot be restored (corrupt, or from an incompatible version)."""
 
+EXIT_SAVE_FAILED = 4
+"""The checkpoint could not be saved on the way out, so no offset was committed."""
+
 
 def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
@@ -121,8 +126,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run the agent",
         description=(
             "Consume events from Kafka into per-model monitors and serve /metrics, /healthz "
-            "and /readyz. SIGTERM or SIGINT stops it cleanly (checkpoint, commit, exit 0); "
-            "a second SIGINT exits at once."
+            "and /readyz. SIGTERM or SIGINT stops it cleanly (checkpoint, commit, exit 0; "
+            "exit 4 and no commit when the checkpoint cannot be saved); a second SIGINT "
+            "exits at once."
         ),
     )
     add_config_argument(run)
@@ -135,7 +141,12 @@ def _run(args: argparse.Namespace) -> int:
 
     from driftwatch import logs
     from driftwatch.agent import Agent
-    from driftwatch.io.checkpoint import CheckpointError
+    from driftwatch.io.checkpoint import (
+        CheckpointDirectoryError,
+        CheckpointError,
+        CheckpointSaveError,
+    )
+    from driftwatch.settings import env_name
 
     settings = load_settings_or_report(args.config)
     if settings is None:
@@ -152,10 +163,18 @@ def _run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     try:
         Agent(settings).run(stop)
+    except CheckpointDirectoryError as exc:
+        print(f"checkpoint.directory ({env_name(('checkpoint', 'directory'))}): {exc}",
+              file=sys.stderr)
+        return EXIT_INVALID
     except CheckpointError as exc:
         print(f"driftwatch: cannot restore the checkpoint: {exc}\nMove it away to start "
-              "fresh (the monitors then refill their windows).", file=sys.stderr)
+              "fresh (the monitors are then rebuilt from the retained log, as "
+              "kafka.auto_offset_reset says).", file=sys.stderr)
         return EXIT_CHECKPOINT
+    except CheckpointSaveError as exc:
+        print(f"driftwatch: {exc}", file=sys.stderr)
+        return EXIT_SAVE_FAILED
     except OSError as exc:  # e.g. the metrics port is taken
         print(f"driftwatch: {exc}", file=sys.stderr)
         return 1
