@@ -482,7 +482,8 @@ class Agent:
     # -- parts ------------------------------------------------------------------------------
 
     def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
-        return {"offsets": encode_offsets(offsets), "monitors": self.monitors.export_state(),
+        plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
+        return {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                 "rejected": dict(self._rejected)}
 
     def _final_checkpoint(self) -> bool:

@@ -489,7 +489,9 @@ class KafkaSource:
             consumer.seek_to_beginning(ktp)
         else:
             consumer.seek_to_end(ktp)
-        return consumer.position(ktp, timeout_ms=int(self.request_timeout_s * 1000))
+        reset_to: int | None = consumer.position(ktp,
+                                                 timeout_ms=int(self.request_timeout_s * 1000))
+        return reset_to
 
     def _succeeded(self) -> None:
         if not self._reachable and self._failures:

@@ -16,6 +16,8 @@ follow, and all of them must arrive too.
 
 from __future__ import annotations
 
+import time
+
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker
 from tests.integration.helpers import (
@@ -66,6 +68,12 @@ def test_agent_survives_broker_loss_and_processes_everything_after_it(
     create_topics(broker.bootstrap, topic)
     agent.wait_ready(JOIN_S)
     assert agent.running
+    # Once ready again it stays ready: no flapping while the group settles.
+    answers = []
+    for _ in range(40):
+        answers.append(agent.readyz())
+        time.sleep(0.2)
+    assert set(answers) == {200}, answers
 
     produce(broker.bootstrap, topic, events[BEFORE:BEFORE + RIGHT_AFTER])
     agent.wait_processed(BEFORE + RIGHT_AFTER)
