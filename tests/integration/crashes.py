@@ -251,10 +251,16 @@ class KillRun:
     def _kill_during_save(self, kill: Kill, ready_at: float) -> None:
         # Poll the directory for the save's temporary file and kill at first sight. A save
         # of this state takes tens of ms; the poll reacts within about a millisecond. Only
-        # a save that replaces a checkpoint counts: the previous one must survive the kill.
+        # a save that replaces a checkpoint counts, one that covers records this run
+        # processed when the stream allows it: that checkpoint must survive the kill.
+        restored = self.saved_offset()
+        try:
+            wait_for(lambda: self.saved_offset() > restored, 15.0, "a checkpoint of progress",
+                     interval_s=0.05)
+        except AssertionError:  # nothing left to process: any save will do
+            wait_for(lambda: (self.state_dir / FILENAME).exists(), 20.0, "a checkpoint",
+                     interval_s=0.05, diagnostics=self.agent.log)
         deadline = time.monotonic() + 20.0
-        wait_for(lambda: (self.state_dir / FILENAME).exists(), 20.0, "a first checkpoint",
-                 interval_s=0.05, diagnostics=self.agent.log)
         while time.monotonic() < deadline:
             if any(name.endswith(".tmp") for name in os.listdir(self.state_dir)):
                 self._kill(kill, ready_at)
@@ -262,6 +268,15 @@ class KillRun:
                 return
             time.sleep(0.0005)
         raise AssertionError(f"no checkpoint save seen in 20 s\n{self.agent.log()}")
+
+    def saved_offset(self) -> int:
+        """The offset the checkpoint on disk covers (0 when there is none, or none yet for
+        the partition)."""
+        try:
+            payload = json.loads((self.state_dir / FILENAME).read_text())["payload"]
+        except (OSError, ValueError):
+            return 0
+        return int(payload["offsets"].get(f"{self.topic}:0", 0))
 
     def committed(self) -> int | None:
         """The group's committed offset of the partition (None: nothing committed)."""

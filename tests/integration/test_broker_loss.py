@@ -84,6 +84,9 @@ def test_agent_survives_broker_loss_and_processes_everything_after_it(
     assert metrics.total("driftwatch_events_rejected_total") == 0
     # Counted: the broker's return, and the new log that no longer reached the old position.
     assert metrics.get("driftwatch_broker_reconnects_total") >= 1
+    batches = metrics.get("driftwatch_batch_processing_seconds_count")
+    assert batches is not None and batches >= 1
+    assert metrics.get("driftwatch_batch_processing_seconds_bucket", le="+Inf") == batches
     assert metrics.series("driftwatch_offset_resets_total") == {
         frozenset({("topic", topic), ("partition", "0"), ("reason", "beyond_log_end")}): 1.0
     }
