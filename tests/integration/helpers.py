@@ -100,6 +100,7 @@ STATE_METRICS = frozenset({
     "driftwatch_measure",
     "driftwatch_measure_normalized",
     "driftwatch_measure_threshold",
+    "driftwatch_auc_standard_error",
     "driftwatch_window_events",
     "driftwatch_detector_state",
     "driftwatch_alarms_total",
