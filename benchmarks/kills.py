@@ -10,7 +10,8 @@ the save's temporary file outliving the process), the events lost and counted tw
 must be 0), and whether the final checkpoint and every monitor-state metric equal the pure
 monitors fed the same records once.
 
-``python -m benchmarks kills`` (20 kills, about 4 minutes; ``--quick``: 6 kills);
+``python -m benchmarks kills`` (20 kills, about 5 minutes, mostly waiting; ``--quick``: 6
+kills);
 ``python -m benchmarks.kills --kills 50`` for more.
 """
 
@@ -37,7 +38,7 @@ def run(kills: int, seed: int = 41, verbose: bool = False) -> None:
     per_model = 400 * kills
     with tempfile.TemporaryDirectory() as directory, TansuBroker() as broker:
         killed = KillRun(broker.bootstrap, Path(directory), free_port(), seed=seed,
-                         per_model=per_model, produce_seconds=9.0 * kills,
+                         per_model=per_model, produce_seconds=14.0 * kills,
                          log=print if verbose else lambda line: None)
         killed.start_producing()
         for index in range(kills):
