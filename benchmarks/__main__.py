@@ -14,7 +14,7 @@ import platform
 import sys
 
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
-              "hostile", "replay")
+              "hostile", "replay", "checkpoint", "kills")
 
 
 def _machine() -> str:

@@ -12,8 +12,9 @@ Commands::
                                              CSV or a Kafka range): alarms, measures, figure
 
 Exit status (:mod:`driftwatch.exits`): 0 on success; 2 when settings are invalid (each problem
-is printed as ``path.to.key (ENV_NAME): message``) or the command line is wrong (argparse's
-usage error).
+is printed as ``path.to.key (ENV_NAME): message``, an unwritable checkpoint directory included)
+or the command line is wrong (argparse's usage error); ``run`` also exits 3 when the checkpoint
+cannot be restored and 4 when the final checkpoint could not be saved.
 
 Each command is a function ``_add_<command>(commands)`` that adds its sub-parser and sets
 ``handler`` to a function ``(args) -> exit status``; :func:`main` parses and dispatches. The
@@ -36,7 +37,14 @@ from collections.abc import Callable, Sequence
 from driftwatch import __version__
 from driftwatch.arguments import add_config_argument, load_settings_or_report
 from driftwatch.demo import add_demo as _add_demo
-from driftwatch.exits import EXIT_CHECKPOINT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
+from driftwatch.exits import (
+    EXIT_CHECKPOINT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_SAVE_FAILED,
+)
 from driftwatch.replay.command import add_replay as _add_replay
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -80,8 +88,9 @@ def _add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run the agent",
         description=(
             "Consume events from Kafka into per-model monitors and serve /metrics, /healthz "
-            "and /readyz. SIGTERM or SIGINT stops it cleanly (checkpoint, commit, exit 0); "
-            "a second SIGINT exits at once."
+            "and /readyz. SIGTERM or SIGINT stops it cleanly (checkpoint, commit, exit 0; "
+            "exit 4 and no commit when the checkpoint cannot be saved); a second SIGINT "
+            "exits at once."
         ),
     )
     add_config_argument(run)
@@ -93,7 +102,12 @@ def _run(args: argparse.Namespace) -> int:
 
     from driftwatch import logs
     from driftwatch.agent import Agent
-    from driftwatch.io.checkpoint import CheckpointError
+    from driftwatch.io.checkpoint import (
+        CheckpointDirectoryError,
+        CheckpointError,
+        CheckpointSaveError,
+    )
+    from driftwatch.settings import env_name
     from driftwatch.signals import stop_on_signals
 
     settings = load_settings_or_report(args.config)
@@ -105,10 +119,18 @@ def _run(args: argparse.Namespace) -> int:
         # The second Ctrl+C: the user wants out now.
         with stop_on_signals(stop, on_second=lambda: os._exit(EXIT_INTERRUPTED)):
             Agent(settings).run(stop)
+    except CheckpointDirectoryError as exc:
+        print(f"checkpoint.directory ({env_name(('checkpoint', 'directory'))}): {exc}",
+              file=sys.stderr)
+        return EXIT_INVALID
     except CheckpointError as exc:
         print(f"driftwatch: cannot restore the checkpoint: {exc}\nMove it away to start "
-              "fresh (the monitors then refill their windows).", file=sys.stderr)
+              "fresh (the monitors are then rebuilt from the retained log, as "
+              "kafka.auto_offset_reset says).", file=sys.stderr)
         return EXIT_CHECKPOINT
+    except CheckpointSaveError as exc:
+        print(f"driftwatch: {exc}", file=sys.stderr)
+        return EXIT_SAVE_FAILED
     except OSError as exc:  # e.g. the metrics port is taken
         print(f"driftwatch: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -412,7 +412,6 @@ def demo_settings(base: Settings, bootstrap: str, port: int) -> Settings:
         session_timeout_ms=6000,
         heartbeat_interval_ms=1000,
         poll_timeout_ms=200,
-        commit_every_seconds=1.0,
         reconnect_backoff_initial_seconds=0.1,
         reconnect_backoff_max_seconds=1.0,
     )

@@ -25,6 +25,9 @@ wrong command line, so that everything the user must fix before a retry exits al
 EXIT_CHECKPOINT = 3
 """``run``: the checkpoint cannot be restored (corrupt, or from an incompatible version)."""
 
+EXIT_SAVE_FAILED = 4
+"""``run``: the checkpoint could not be saved on the way out, so no offset was committed."""
+
 EXIT_INTERRUPTED = 130
 """128 + SIGINT, the shell's status for a process ended by Ctrl+C: a second Ctrl+C (``run``,
 ``demo``, ``simulate``) or an interrupted ``replay``."""

@@ -124,7 +124,14 @@ def metrics_reference() -> str:
         labels = getattr(family, "_labelnames", ())
         lines.append(f"| `{name}` | {family.type} | {', '.join(labels) or '–'} | "
                      f"{family.documentation} |")
-    lines.append("")
+    lines += [
+        "",
+        "The agent also exports prometheus_client's process and platform collectors: "
+        "`process_cpu_seconds_total`, `process_resident_memory_bytes`, "
+        "`process_virtual_memory_bytes`, `process_open_fds`, `process_max_fds`, "
+        "`process_start_time_seconds` (Linux) and `python_info`.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -1,13 +1,33 @@
-"""The agent's restore step, without Kafka: all or nothing, and a clear refusal."""
+"""The agent without Kafka: restore (all or nothing, a clear refusal), and the coupling of
+checkpoints and commits, with a plain object in place of the Kafka source."""
 
+import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from driftwatch.agent import Agent
+from driftwatch.agent import (
+    BEYOND_LOG_END,
+    FINAL_SAVE_ATTEMPTS,
+    Agent,
+    Checkpointer,
+    Readiness,
+)
+from driftwatch.cli import EXIT_CHECKPOINT, EXIT_INVALID
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
-from driftwatch.io.checkpoint import CheckpointError, CheckpointStore
+from driftwatch.io.checkpoint import (
+    FILENAME,
+    CheckpointDirectoryError,
+    CheckpointError,
+    CheckpointStore,
+)
+from driftwatch.io.kafka import Record, TopicPartition
 from driftwatch.settings import Settings
 
 
@@ -59,3 +79,311 @@ def test_last_processed_time_moves_only_with_a_model_s_events(tmp_path: Path) ->
     agent.monitors.get("a").update(Event(0, 0.1, ts=2.0))
     agent._publish_snapshot()
     assert dict(agent.snapshot.last_processed) == {"a": 1200.0, "b": 1100.0}
+
+
+# ------------------------------------------------------------------------------------------
+# The checkpoint/commit coupling, with plain objects in place of Kafka
+
+
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Source:
+    """What the agent asks of its source when it checkpoints and publishes: commits recorded."""
+
+    def __init__(self) -> None:
+        self.commits_made: list[dict[TopicPartition, int]] = []
+        self.ready = self.reachable = True
+        self.reachability_changed_at = 0.0
+        self.commits = self.commit_failures = self.reconnects = 0
+
+    def commit(self, offsets: dict[TopicPartition, int]) -> bool:
+        self.commits_made.append(dict(offsets))
+        self.commits += 1
+        return True
+
+    def lag(self, *, refresh: bool = True) -> dict[tuple[str, int], int]:
+        return {}
+
+
+class DeadLetters:
+    def __init__(self, deliver: bool) -> None:
+        self.deliver = deliver
+        self.sent: list[Record] = []
+        self.failed = 0
+
+    def send(self, record: Record, rejected: object) -> None:
+        self.sent.append(record)
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        return self.deliver
+
+
+def event(offset: int, model: str = "m", partition: int = 0, value: bytes | None = None) -> Record:
+    data = value if value is not None else json.dumps(
+        {"model": model, "label": offset % 2, "score": (offset % 10) / 10}).encode()
+    return Record("events", partition, offset, None, data, 1_700_000_000_000 + offset)
+
+
+def make_agent(directory: Path, clock: Clock, **checkpoint: Any) -> tuple[Agent, Source]:
+    agent = Agent(Settings(checkpoint={"directory": str(directory), **checkpoint}), clock=clock)
+    source = Source()
+    agent.source = source  # type: ignore[assignment]
+    return agent, source
+
+
+def break_saves(directory: Path) -> None:
+    """A real failure of the next save: a directory where the checkpoint file goes, so the
+    atomic rename fails (IsADirectoryError), whoever runs the test (root included)."""
+    path = directory / FILENAME
+    if path.exists():
+        path.unlink()
+    path.mkdir()
+    (path / "keep").write_text("x")
+
+
+def test_a_commit_follows_a_save_and_carries_exactly_the_saved_offsets(tmp_path: Path) -> None:
+    clock = Clock()
+    agent, source = make_agent(tmp_path, clock)
+    for offset in range(40):
+        agent.process(event(offset, partition=offset % 2))
+    assert not agent.checkpointer.due() and source.commits_made == []
+    clock.now += agent.checkpointer.interval_s
+    assert agent.checkpointer.due()
+    assert agent.checkpoint()
+    saved = CheckpointStore(tmp_path).load()
+    assert saved is not None
+    assert saved["offsets"] == {"events:0": 39, "events:1": 40}
+    assert source.commits_made == [{TopicPartition("events", 0): 39,
+                                    TopicPartition("events", 1): 40}]
+    assert saved["monitors"]["m"]["events"] == 40
+    assert not agent.checkpointer.due()
+
+
+def test_a_failing_save_is_retried_with_backoff_counted_not_ready_and_never_committed(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    agent, source = make_agent(tmp_path, clock)
+    agent.readiness.update(True)
+    for offset in range(10):
+        agent.process(event(offset))
+    assert agent.checkpoint() and len(source.commits_made) == 1
+    agent._update_readiness()
+    assert agent.ready
+
+    break_saves(tmp_path)
+    for offset in range(10, 20):
+        agent.process(event(offset))
+    delays = []
+    for _ in range(4):
+        clock.now += 1000
+        assert not agent.checkpoint()
+        delays.append(agent.checkpointer._due_at - clock.now)
+    assert delays == [1.0, 2.0, 4.0, 8.0], "retried with backoff"
+    assert source.commits_made == [{TopicPartition("events", 0): 10}], "never committed"
+    assert agent.checkpointer.durable == {TopicPartition("events", 0): 10}
+    assert not agent.ready and not agent.snapshot.ready, "/readyz and the metric agree at once"
+    agent._publish_snapshot(force=True)
+    operations = agent.snapshot.operations
+    assert operations.checkpoint_save_failures == 4 and operations.checkpoint_saves == 1
+    assert operations.not_ready == {"checkpoint"}
+    assert "IsADirectoryError" in (agent.checkpointer.last_error or "")
+
+    (tmp_path / FILENAME / "keep").unlink()
+    (tmp_path / FILENAME).rmdir()  # the disk is back
+    clock.now += 1000
+    assert agent.checkpoint()
+    assert source.commits_made[-1] == {TopicPartition("events", 0): 20}
+    assert agent.ready and not agent.checkpointer.failing
+
+
+def test_the_final_checkpoint_failing_commits_nothing(tmp_path: Path) -> None:
+    agent, source = make_agent(tmp_path, Clock())
+    agent.process(event(0))
+    break_saves(tmp_path)
+    assert not agent._final_checkpoint()
+    assert source.commits_made == []
+    assert agent.checkpointer.failures == FINAL_SAVE_ATTEMPTS
+
+
+def test_no_checkpoint_while_dead_letters_are_undelivered(tmp_path: Path) -> None:
+    clock = Clock()
+    agent, source = make_agent(tmp_path, clock)
+    dead = DeadLetters(deliver=False)
+    agent.dead_letter = dead  # type: ignore[assignment]
+    agent.process(event(0, value=b"not json"))
+    assert len(dead.sent) == 1
+    assert not agent.checkpoint()
+    assert source.commits_made == [] and not (tmp_path / FILENAME).exists()
+    dead.deliver = True
+    clock.now += agent.checkpointer.interval_s
+    assert agent.checkpoint()
+    assert source.commits_made == [{TopicPartition("events", 0): 1}]
+
+
+def test_a_long_save_stretches_the_interval(tmp_path: Path) -> None:
+    clock = Clock()
+
+    class SlowStore(CheckpointStore):
+        def save(self, payload: Any) -> Path:
+            clock.now += 3.0  # this save takes 3 s
+            return super().save(payload)
+
+    checkpointer = Checkpointer(SlowStore(tmp_path), 5.0, clock=clock)
+    assert checkpointer.save(lambda: {"x": 1}, {})
+    assert checkpointer.last_save_seconds == 3.0
+    assert checkpointer._due_at == clock.now + 3.0 / Checkpointer.MAX_SAVE_SHARE  # not + 5 s
+
+
+def test_without_checkpoints_offsets_are_committed_on_the_same_schedule(tmp_path: Path) -> None:
+    clock = Clock()
+    agent = Agent(Settings(checkpoint={"enabled": False, "directory": str(tmp_path / "no")}),
+                  clock=clock)
+    source = Source()
+    agent.source = source  # type: ignore[assignment]
+    agent.process(event(0))
+    clock.now += agent.checkpointer.interval_s
+    assert agent.checkpointer.due() and agent.checkpoint()
+    assert source.commits_made == [{TopicPartition("events", 0): 1}]
+    assert not (tmp_path / "no").exists()
+    assert agent.snapshot.operations.checkpoint_saves == 0
+
+
+def test_rejection_counts_survive_a_restart(tmp_path: Path) -> None:
+    agent, _ = make_agent(tmp_path, Clock())
+    for offset, value in enumerate([b"not json", b"{}", b"not json"]):
+        agent.process(event(offset, value=value))
+    assert agent.checkpoint()
+    restarted, _ = make_agent(tmp_path, Clock())
+    restarted.restore()
+    assert restarted._rejected["not_json"] == 2
+    assert restarted._rejected["missing_field"] == 1
+    assert restarted._rejected == agent._rejected
+
+
+def test_only_partitions_the_checkpoint_covers_get_an_offset(tmp_path: Path) -> None:
+    agent, _ = make_agent(tmp_path, Clock())
+    agent.process(event(0, partition=1))
+    assert agent._on_assigned({TopicPartition("events", 0), TopicPartition("events", 1)}) == {
+        TopicPartition("events", 1): 1
+    }
+
+
+def test_a_position_that_jumps_back_is_counted(tmp_path: Path) -> None:
+    agent, _ = make_agent(tmp_path, Clock())
+    for offset in (0, 1, 2, 0, 1):
+        agent.process(event(offset))
+    agent._publish_snapshot(force=True)
+    assert agent.snapshot.operations.offset_resets == {("events", 0, BEYOND_LOG_END): 1}
+    assert agent.monitors.get("m").events == 5, "the new log's records are new events"
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"monitors": {}}, "'offsets' must be an object, got nothing"),
+        ({"offsets": {}}, "'monitors' must be an object, got nothing"),
+        ({"offsets": [["events:0", 5]], "monitors": {}}, "'offsets' must be an object, got a list"),
+        ({"offsets": {}, "monitors": []}, "'monitors' must be an object, got a list"),
+        ({"offsets": {"events:0": "5"}, "monitors": {}}, "offsets"),
+        ({"offsets": {"events": 5}, "monitors": {}}, "offsets"),
+        ({"offsets": {}, "monitors": {"a": "state"}}, "monitor 'a' must be an object"),
+        ({"offsets": {}, "monitors": {"a": {"window": 5}}}, "monitor state"),
+        ({"offsets": {}, "monitors": {}, "rejected": {"invalid_json": -1}}, "rejected"),
+        ({"offsets": {}, "monitors": {}, "rejected": ["invalid_json"]}, "rejected"),
+    ],
+)
+def test_a_malformed_payload_is_a_clean_refusal(
+    tmp_path: Path, payload: dict[str, Any], message: str
+) -> None:
+    CheckpointStore(tmp_path).save(payload)
+    agent = Agent(settings(tmp_path))
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        agent.restore()
+    assert len(agent.monitors) == 0 and agent._positions == {}
+
+
+def test_an_unwritable_checkpoint_directory_is_found_at_construction(tmp_path: Path) -> None:
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    with pytest.raises(CheckpointDirectoryError, match="a-file"):
+        Agent(settings(afile))
+    with pytest.raises(CheckpointDirectoryError, match="a-file"):
+        Agent(settings(afile / "below"))
+
+
+def test_readiness_needs_failures_and_successes_to_last() -> None:
+    clock = Clock()
+    readiness = Readiness(not_ready_after_s=10, ready_after_s=10, clock=clock)
+    assert not readiness.update(False)
+    assert readiness.update(True), "at start, ready as soon as the source is"
+    for step, raw in enumerate([False, True] * 5):  # a flapping source
+        clock.now += 4
+        assert readiness.update(raw), f"step {step}: no failure lasted 10 s"
+    clock.now += 4
+    readiness.update(False)
+    clock.now += 9.9
+    assert readiness.update(False)
+    clock.now += 0.1
+    assert not readiness.update(False)
+    for raw in [True, False] * 3:
+        clock.now += 4
+        assert not readiness.update(raw), "successes must last 10 s"
+    readiness.update(True)
+    clock.now += 10
+    assert readiness.update(True)
+
+
+def test_readiness_dates_an_outage_from_the_first_failed_request() -> None:
+    """A probe that failed after its 5 s timeout began the outage 5 s earlier."""
+    clock = Clock()
+    readiness = Readiness(not_ready_after_s=5, ready_after_s=10, clock=clock)
+    assert readiness.update(True)
+    clock.now += 30
+    assert not readiness.update(False, since=clock.now - 5.0)
+
+
+def run_cli(tmp_path: Path, checkpoint: dict[str, Any]) -> tuple[int, str]:
+    """``driftwatch run`` as a process, up to the point where it would reach for Kafka:
+    opening the checkpoint directory and restoring the checkpoint come first."""
+    config = tmp_path / "driftwatch.yaml"
+    config.write_text(json.dumps({"checkpoint": checkpoint, "metrics": {"port": 0,
+                                                                       "host": "127.0.0.1"}}))
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTWATCH_")}
+    done = subprocess.run([sys.executable, "-m", "driftwatch", "run", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60, env=environment)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize("payload", [{"monitors": {}}, {"offsets": [], "monitors": {}},
+                                     {"offsets": {}, "monitors": {"m": {"window": None}}}])
+def test_run_refuses_a_malformed_checkpoint_with_exit_3_and_no_traceback(
+    tmp_path: Path, payload: dict[str, Any]
+) -> None:
+    state = tmp_path / "state"
+    CheckpointStore(state).save(payload)
+    before = (state / FILENAME).read_bytes()
+    code, stderr = run_cli(tmp_path, {"directory": str(state)})
+    assert code == EXIT_CHECKPOINT, stderr
+    assert "cannot restore the checkpoint" in stderr and str(state / FILENAME) in stderr
+    assert "Traceback" not in stderr
+    assert (state / FILENAME).read_bytes() == before
+
+
+def test_run_refuses_an_unwritable_checkpoint_directory_like_a_bad_setting(
+    tmp_path: Path,
+) -> None:
+    afile = tmp_path / "state"
+    afile.write_text("")
+    code, stderr = run_cli(tmp_path, {"directory": str(afile)})
+    assert code == EXIT_INVALID
+    assert stderr.startswith("checkpoint.directory (DRIFTWATCH_CHECKPOINT__DIRECTORY): ")
+    assert str(afile) in stderr and "Traceback" not in stderr

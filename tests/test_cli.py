@@ -176,6 +176,7 @@ def test_schema_is_json_with_a_description_for_every_field(
         "limits",
         "metrics",
         "checkpoint",
+        "readiness",
         "logging",
     }
     assert _fields_without_description(schema) == []

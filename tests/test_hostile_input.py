@@ -106,7 +106,7 @@ def test_after_the_fuzz_the_checkpoint_holds_every_model(harness: Harness) -> No
     for i, model in enumerate(MODELS):  # whether or not the fuzz above ran first
         value = json.dumps({"model": model, "label": i % 2, "score": 0.5}).encode()
         agent.process(Record("other", 0, i, None, value, 0))
-    agent.checkpointer.save(agent.monitors, agent._positions)
+    assert agent.checkpoint()
     again = Agent(agent.settings)
     again.restore()
     restored, saved = again.monitors.export_state(), agent.monitors.export_state()

@@ -12,13 +12,16 @@ The file is ``<directory>/checkpoint.json``, a JSON envelope::
 The payload the agent writes is::
 
     {"offsets":  {"topic:partition": next_offset, ...},
-     "monitors": {model: Monitor.export_state(), ...}}
+     "monitors": {model: Monitor.export_state(), ...},
+     "rejected": {reason: count, ...}}
 
 ``next_offset`` is the offset of the first record *not* reflected in the monitors (the value
 Kafka commits). Offsets and monitors are saved in one file, so they always agree: on restore
-the agent seeks each partition to the checkpoint's offset (not to the group's committed one,
-which may be ahead of it) and the records after it are replayed into monitors that have not
-seen them. A crash between two checkpoints costs a replay, never a gap or a double count.
+the agent seeks each partition to the checkpoint's offset and the records after it are
+replayed into monitors that have not seen them; the agent commits only offsets a saved
+checkpoint covers. A crash between two checkpoints costs a replay, never a gap or a double
+count. ``rejected`` keeps the rejection counters across restarts (a checkpoint without it
+restores them at 0).
 :func:`encode_offsets` / :func:`decode_offsets` convert the offset keys; Kafka topic names
 cannot contain ``:``, so the key is unambiguous.
 
@@ -51,7 +54,9 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "Checkpoint",
+    "CheckpointDirectoryError",
     "CheckpointError",
+    "CheckpointSaveError",
     "CheckpointStore",
     "decode_offsets",
     "encode_offsets",
@@ -82,6 +87,16 @@ class CheckpointError(Exception):
     """
 
 
+class CheckpointDirectoryError(Exception):
+    """The checkpoint directory cannot be created or written: found when the store is opened,
+    so the agent refuses to start (a settings problem) rather than fail at its first save."""
+
+
+class CheckpointSaveError(Exception):
+    """The agent could not save its checkpoint when it stopped; it committed nothing, so the
+    records since the last saved checkpoint are read again at the next start."""
+
+
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """A checkpoint as read back: the payload and where and when it was written."""
@@ -110,11 +125,26 @@ class CheckpointStore:
 
     Parameters:
         directory: where the checkpoint lives; created (with parents) if missing.
+
+    Raises:
+        CheckpointDirectoryError: the directory cannot be created, or a file cannot be
+            created in it (tried with a temporary file, as :meth:`save` will); the message
+            names the directory and the system's reason.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=self.directory, prefix=_TEMP_PREFIX,
+                                         suffix=_TEMP_SUFFIX)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as error:
+            raise CheckpointDirectoryError(
+                f"cannot write checkpoints to {self.directory}: "
+                f"{error.strerror or error}"
+            ) from None
         self._remove_stale_temporaries()
 
     @property
@@ -171,6 +201,9 @@ class CheckpointStore:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
+        except OSError as error:  # a directory in its place, no permission, an I/O error
+            raise CheckpointError(f"cannot read checkpoint {path}: "
+                                  f"{error.strerror or error}") from None
         try:
             envelope = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -241,26 +274,69 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def _plain(value: Any, where: str, _open: frozenset[int] = frozenset()) -> Any:
+_SCALARS = frozenset({str, bool, int, float, type(None)})
+"""Exact types written as they are; their subclasses take the general path."""
+
+
+class _NotPlain(TypeError):
+    """Raised inside :func:`_plain`; the location is prepended on the way up (so building it
+    costs nothing unless something is refused)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.location: list[str] = []
+
+
+def _plain(value: Any, where: str) -> Any:
     """``value`` as dicts, lists and scalars, refusing what ``json`` would not give back unchanged.
 
-    ``where`` locates the offending part in the ``TypeError`` message.
+    ``where`` names ``value`` in the ``TypeError`` message, which then locates the offending
+    part, e.g. ``payload['x'][0] is a object``. O(size of ``value``); a list of plain scalars
+    (most of a monitor's state: its window's events) is copied in one step.
     """
-    if value is None or isinstance(value, str | bool | int | float):
+    try:
+        return _plain_part(value, frozenset())
+    except _NotPlain as error:
+        raise TypeError(f"checkpoint {where}{''.join(reversed(error.location))} "
+                        f"{error.what}") from None
+
+
+def _plain_part(value: Any, open_: frozenset[int]) -> Any:
+    if type(value) in _SCALARS or isinstance(value, str | bool | int | float):
         return value  # NaN and ±inf included: written as NaN / Infinity / -Infinity
-    if isinstance(value, Mapping | list | tuple):
-        if id(value) in _open:
-            raise TypeError(f"checkpoint {where} contains itself")
-        inside = _open | {id(value)}
-        if not isinstance(value, Mapping):
-            return [_plain(item, f"{where}[{index}]", inside) for index, item in enumerate(value)]
-        plain: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(
-                    f"checkpoint {where} has key {key!r} of type {type(key).__name__}; JSON "
-                    "keys are strings, so it would come back changed"
-                )
-            plain[key] = _plain(item, f"{where}[{key!r}]", inside)
-        return plain
-    raise TypeError(f"checkpoint {where} is a {type(value).__name__}, which JSON cannot hold")
+    if not isinstance(value, Mapping | list | tuple):
+        raise _NotPlain(f"is a {type(value).__name__}, which JSON cannot hold")
+    if id(value) in open_:
+        raise _NotPlain("contains itself")
+    if not isinstance(value, Mapping):
+        # json writes lists and tuples alike, so plain ones are kept, not copied: a window's
+        # thousands of [label, score, prediction] lists cost one pass and no allocation.
+        if all(type(item) in _SCALARS for item in value):
+            return value
+        if all(type(item) is list for item in value) and all(
+                type(scalar) in _SCALARS for item in value for scalar in item):
+            return value
+        inside = open_ | {id(value)}
+        items = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_plain_part(item, inside))
+            except _NotPlain as error:
+                error.location.append(f"[{index}]")
+                raise
+        return items
+    inside = open_ | {id(value)}
+    plain: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise _NotPlain(
+                f"has key {key!r} of type {type(key).__name__}; JSON keys are strings, so it "
+                "would come back changed"
+            )
+        try:
+            plain[key] = _plain_part(item, inside)
+        except _NotPlain as error:
+            error.location.append(f"[{key!r}]")
+            raise
+    return plain

@@ -25,8 +25,21 @@ Metrics (label sets in braces)::
     driftwatch_auc_max_drop{model}                              gauge     the settings'
     driftwatch_no_events_seconds{model}                         gauge     ``alerts`` section
     driftwatch_batch_labels{model}                              gauge     (1 or 0)
-    driftwatch_consumer_lag_records{topic,partition}            gauge
+    driftwatch_consumer_lag_records{topic,partition,group}      gauge
+    driftwatch_consumer_lag_seconds{topic,partition,group}      gauge   from record timestamps
     driftwatch_ready                                            gauge   1 ready, 0 not
+    driftwatch_not_ready{reason}                                gauge   1 while it keeps /readyz 503
+    driftwatch_checkpoint_saves_total                           counter
+    driftwatch_checkpoint_save_failures_total                   counter
+    driftwatch_checkpoint_last_success_timestamp_seconds        gauge   Unix time
+    driftwatch_checkpoint_save_duration_seconds                 gauge   the last save's
+    driftwatch_commits_total                                    counter
+    driftwatch_commit_failures_total                            counter
+    driftwatch_dead_letter_failures_total                       counter
+    driftwatch_alarm_publish_failures_total                     counter
+    driftwatch_broker_reconnects_total                          counter
+    driftwatch_offset_resets_total{topic,partition,reason}      counter
+    driftwatch_batch_processing_seconds                         histogram  per polled batch
     driftwatch_start_time_seconds                               gauge   Unix time
     driftwatch_build_info{version}                              gauge   always 1
     driftwatch_scrape_dropped_series_total                      counter series left out
@@ -82,11 +95,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import contextlib
 import gzip
 import hashlib
 import hmac
 import logging
+import math
 import os
 import socket
 import socketserver
@@ -105,6 +120,7 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.metrics_core import (
     CounterMetricFamily,
     GaugeMetricFamily,
+    HistogramMetricFamily,
     InfoMetricFamily,
     Metric,
 )
@@ -119,10 +135,15 @@ if TYPE_CHECKING:
     from driftwatch.settings import AlertThresholds
 
 __all__ = [
+    "BATCH_SECONDS_BUCKETS",
     "DETECTOR_STATE_CODES",
+    "NOT_READY_REASONS",
     "AgentSnapshot",
+    "Histogram",
     "HttpCollector",
+    "LatencyHistogram",
     "MetricsServer",
+    "Operations",
     "SnapshotCollector",
 ]
 
@@ -136,6 +157,103 @@ _DETECTOR_LEVELS = ("warning", "drift")
 
 _THRESHOLD = "threshold"
 """Detector name and level of a floor crossing (see :class:`driftwatch.core.monitor.Watch`)."""
+
+
+BATCH_SECONDS_BUCKETS: tuple[float, ...] = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+"""Upper bounds of ``driftwatch_batch_processing_seconds``. A batch of 500 records at about
+20 µs each takes about 10 ms; the buckets span 0.5 ms (a few records) to 5 s (the default
+``kafka.max_poll_interval_ms``, past which the broker evicts the member)."""
+
+NOT_READY_REASONS = ("kafka", "checkpoint")
+"""What can keep ``/readyz`` at 503: ``kafka`` (broker unreachable for longer than the
+readiness settings allow, or no partition assigned) and ``checkpoint`` (the last checkpoint
+save failed; offsets are not committed until one succeeds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Histogram:
+    """A histogram's value: cumulative counts per upper bound (the last one ``+Inf``) and the
+    sum of the observations."""
+
+    buckets: tuple[tuple[float, int], ...]
+    sum: float
+
+
+class LatencyHistogram:
+    """Counts observations into fixed buckets; :meth:`value` gives an immutable copy.
+
+    Used by one thread (the agent's loop); the copy goes into the snapshot, so scrapes never
+    touch it. O(log buckets) per observation.
+    """
+
+    def __init__(self, bounds: Iterable[float] = BATCH_SECONDS_BUCKETS) -> None:
+        self.bounds = tuple(sorted(bounds))
+        self._counts = [0] * (len(self.bounds) + 1)
+        self._sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self._counts[bisect.bisect_left(self.bounds, seconds)] += 1
+        self._sum += seconds
+
+    def value(self) -> Histogram:
+        cumulative, total = [], 0
+        for bound, count in zip((*self.bounds, math.inf), self._counts, strict=True):
+            total += count
+            cumulative.append((bound, total))
+        return Histogram(tuple(cumulative), self._sum)
+
+
+def _empty_mapping() -> Mapping[Any, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Operations:
+    """The agent's view of itself, for operators: durability, Kafka and timing.
+
+    Counters count since the process started (Prometheus handles the reset of a restart);
+    a ``None`` gauge is omitted (nothing happened yet).
+
+    Attributes:
+        consumer_group: the Kafka consumer group, the ``group`` label of the lag metrics.
+        lag_seconds: per ``(topic, partition)``: 0 when caught up, else how old the
+            timestamp of the last processed record is (Unix now minus the record's
+            timestamp): how far behind the producers the monitors are.
+        not_ready: the :data:`NOT_READY_REASONS` that currently hold ``/readyz`` at 503.
+        checkpoint_saves, checkpoint_save_failures: saves done and failed (each retry counts).
+        checkpoint_last_success_time: Unix time of the last successful save.
+        checkpoint_save_seconds: how long the last successful save took (state export,
+            serialization, write and fsyncs).
+        commits, commit_failures: offset commit requests done and failed.
+        dead_letter_failures, alarm_publish_failures: records the dead-letter and alarm
+            producers could not deliver.
+        broker_reconnects: returns of the broker after it was unreachable.
+        offset_resets: per ``(topic, partition, reason)``: times a partition's reading
+            position jumped back, because the log no longer reached the checkpoint's offset
+            (``beyond_log_end``: the topic was recreated or truncated).
+        batch_seconds: processing time of each polled batch (decode, monitors, alarms).
+    """
+
+    consumer_group: str = ""
+    lag_seconds: Mapping[tuple[str, int], float] = field(default_factory=_empty_mapping)
+    not_ready: frozenset[str] = frozenset()
+    checkpoint_saves: int = 0
+    checkpoint_save_failures: int = 0
+    checkpoint_last_success_time: float | None = None
+    checkpoint_save_seconds: float | None = None
+    commits: int = 0
+    commit_failures: int = 0
+    dead_letter_failures: int = 0
+    alarm_publish_failures: int = 0
+    broker_reconnects: int = 0
+    offset_resets: Mapping[tuple[str, int, str], int] = field(default_factory=_empty_mapping)
+    batch_seconds: Histogram = field(default_factory=lambda: LatencyHistogram().value())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lag_seconds", MappingProxyType(dict(self.lag_seconds)))
+        object.__setattr__(self, "offset_resets", MappingProxyType(dict(self.offset_resets)))
+        object.__setattr__(self, "not_ready", frozenset(self.not_ready))
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +278,7 @@ class AgentSnapshot:
         last_processed: per model, the wall-clock time (Unix seconds) when the agent last
             took an event of it into its monitor; for a model restored from a checkpoint
             and silent since, when the agent started. What a "no events" alert measures.
+        operations: the agent's own counters (:class:`Operations`).
     """
 
     monitors: tuple[Snapshot, ...]
@@ -168,6 +287,7 @@ class AgentSnapshot:
     ready: bool
     started_time: float
     last_processed: Mapping[str, float] = field(default_factory=dict)
+    operations: Operations = field(default_factory=Operations)
 
     def __post_init__(self) -> None:
         monitors = tuple(self.monitors)
@@ -287,11 +407,70 @@ class _Families:
         self.lag = GaugeMetricFamily(
             "driftwatch_consumer_lag_records",
             "Records between the consumer's position and the end of the partition.",
-            labels=("topic", "partition"),
+            labels=("topic", "partition", "group"),
+        )
+        self.lag_seconds = GaugeMetricFamily(
+            "driftwatch_consumer_lag_seconds",
+            "0 when caught up, else the age of the last processed record's timestamp: how "
+            "far behind the producers the monitors are.",
+            labels=("topic", "partition", "group"),
         )
         self.ready = GaugeMetricFamily(
             "driftwatch_ready",
             "1 when the agent is ready (partitions assigned, state restored), else 0.",
+        )
+        self.not_ready = GaugeMetricFamily(
+            "driftwatch_not_ready",
+            "1 while this reason keeps /readyz at 503: kafka (broker unreachable, or no "
+            "partition) or checkpoint (saves failing, so nothing is committed).",
+            labels=("reason",),
+        )
+        self.saves = CounterMetricFamily(
+            "driftwatch_checkpoint_saves",
+            "Checkpoints saved (monitor state with the offsets it covers).",
+        )
+        self.save_failures = CounterMetricFamily(
+            "driftwatch_checkpoint_save_failures",
+            "Checkpoint saves that failed (disk full, permission denied, ...); each retry "
+            "counts. No offset is committed until a save succeeds.",
+        )
+        self.last_save = GaugeMetricFamily(
+            "driftwatch_checkpoint_last_success_timestamp_seconds",
+            "When the last checkpoint save succeeded, Unix seconds.",
+        )
+        self.save_seconds = GaugeMetricFamily(
+            "driftwatch_checkpoint_save_duration_seconds",
+            "How long the last successful checkpoint save took (export, write, fsync).",
+        )
+        self.commits = CounterMetricFamily(
+            "driftwatch_commits",
+            "Offset commits to the consumer group (each follows a checkpoint save).",
+        )
+        self.commit_failures = CounterMetricFamily(
+            "driftwatch_commit_failures",
+            "Offset commits that failed; the next save's commit carries newer offsets.",
+        )
+        self.dead_letter_failures = CounterMetricFamily(
+            "driftwatch_dead_letter_failures",
+            "Rejected records the dead-letter producer could not deliver.",
+        )
+        self.alarm_failures = CounterMetricFamily(
+            "driftwatch_alarm_publish_failures",
+            "Alarms the alarms-topic producer could not deliver.",
+        )
+        self.reconnects = CounterMetricFamily(
+            "driftwatch_broker_reconnects",
+            "Returns of the Kafka broker after it was unreachable.",
+        )
+        self.offset_resets = CounterMetricFamily(
+            "driftwatch_offset_resets",
+            "Times a partition's reading position jumped back because the log no longer "
+            "reached the checkpoint's offset (reason beyond_log_end: recreated or truncated).",
+            labels=("topic", "partition", "reason"),
+        )
+        self.batch_seconds = HistogramMetricFamily(
+            "driftwatch_batch_processing_seconds",
+            "Time to process one polled batch (decode, monitors, alarms), seconds.",
         )
         self.start_time = GaugeMetricFamily(
             "driftwatch_start_time_seconds",
@@ -316,8 +495,11 @@ class _Families:
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
             self.auc_standard_error, self.window, self.detector_state, self.alarms,
             self.last_event, self.last_alarm, self.last_processed, self.auc_floor,
-            self.auc_max_drop, self.no_events_seconds, self.batch_labels, self.lag, self.ready,
-            self.start_time, self.build, self.dropped,
+            self.auc_max_drop, self.no_events_seconds, self.batch_labels, self.lag,
+            self.lag_seconds, self.ready, self.not_ready, self.saves, self.save_failures,
+            self.last_save, self.save_seconds, self.commits, self.commit_failures,
+            self.dead_letter_failures, self.alarm_failures, self.reconnects, self.offset_resets,
+            self.batch_seconds, self.start_time, self.build, self.dropped,
         ]
 
     def fill(self, agent: AgentSnapshot,
@@ -330,12 +512,40 @@ class _Families:
             ((self.rejected, (reason,), count) for reason, count in sorted(agent.rejected.items())),
             None,
         )
+        ops = agent.operations
+        group = ops.consumer_group
         self._add_all(
-            ((self.lag, (topic, str(partition)), lag)
+            ((self.lag, (topic, str(partition), group), lag)
              for (topic, partition), lag in sorted(agent.consumer_lag.items())),
             None,
         )
+        self._add_all(
+            ((self.lag_seconds, (topic, str(partition), group), seconds)
+             for (topic, partition), seconds in sorted(ops.lag_seconds.items())),
+            None,
+        )
+        self._add_all(
+            ((self.offset_resets, (topic, str(partition), reason), count)
+             for (topic, partition, reason), count in sorted(ops.offset_resets.items())),
+            None,
+        )
         self.ready.add_metric([], 1.0 if agent.ready else 0.0)
+        for reason in NOT_READY_REASONS:
+            self.not_ready.add_metric([reason], 1.0 if reason in ops.not_ready else 0.0)
+        self.saves.add_metric([], ops.checkpoint_saves)
+        self.save_failures.add_metric([], ops.checkpoint_save_failures)
+        if ops.checkpoint_last_success_time is not None:
+            self.last_save.add_metric([], ops.checkpoint_last_success_time)
+        if ops.checkpoint_save_seconds is not None:
+            self.save_seconds.add_metric([], ops.checkpoint_save_seconds)
+        self.commits.add_metric([], ops.commits)
+        self.commit_failures.add_metric([], ops.commit_failures)
+        self.dead_letter_failures.add_metric([], ops.dead_letter_failures)
+        self.alarm_failures.add_metric([], ops.alarm_publish_failures)
+        self.reconnects.add_metric([], ops.broker_reconnects)
+        self.batch_seconds.add_metric(
+            [], [(_bound(bound), count) for bound, count in ops.batch_seconds.buckets],
+            ops.batch_seconds.sum)
         self.start_time.add_metric([], agent.started_time)
         self.build.add_metric([], {"version": __version__})
 
@@ -399,6 +609,10 @@ class _Families:
             yield self.auc_max_drop, (model,), alert.auc_max_drop
             yield self.no_events_seconds, (model,), alert.no_events_seconds
             yield self.batch_labels, (model,), 1.0 if alert.batch_labels else 0.0
+
+
+def _bound(bound: float) -> str:
+    return "+Inf" if bound == math.inf else repr(bound)
 
 
 _Sample = tuple[CounterMetricFamily | GaugeMetricFamily, tuple[str, ...], float]

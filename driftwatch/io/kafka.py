@@ -1,19 +1,20 @@
-"""Kafka at the edge: the record source, its commit policy, and the dead-letter and alarm producers.
+"""Kafka at the edge: the record source, and the dead-letter and alarm producers.
 
-The agent's main loop is a handful of lines (poll, process, store the offset, maybe commit, as
-in Quix Streams)::
+The agent's main loop is a handful of lines::
 
     with KafkaSource(consumer_config, topics=[topic], on_assigned=restore) as source:
         while not stopping:
             for record in source.poll():
                 handle(record)           # decode, update the monitor, maybe dead-letter
-                source.store(record)     # only now is the record's offset eligible for commit
-            source.maybe_commit()
+            if checkpoint_due():
+                offsets = save_checkpoint()  # the offsets the durable state covers
+                source.commit(offsets)       # exactly those, never more
 
-Delivery is at-least-once: an offset is committed only after
-:meth:`KafkaSource.store` was called for its record, which the agent does once the event is
-in its monitor. After a crash or a failed commit the records since the last commit are
-delivered again; nothing is skipped.
+Delivery is at-least-once: the source commits exactly the offsets it is given, and the
+agent gives it those of a checkpoint already on disk, so a committed offset never passes
+what durable state covers. After a crash the records since the last checkpoint are
+delivered again; nothing is skipped. The source never commits on its own (not on close, not
+on a rebalance).
 
 Built on kafka-python 3.0 (``KafkaConsumer``/``KafkaProducer``). Behaviour of that client this
 module relies on, verified against a real broker (tests/io/test_kafka.py):
@@ -27,9 +28,10 @@ module relies on, verified against a real broker (tests/io/test_kafka.py):
 - Constructing a consumer or producer while the broker is unreachable raises
   ``KafkaTimeoutError`` after ``bootstrap_timeout_ms``; ``commit``, ``end_offsets`` and
   ``KafkaProducer.flush`` raise ``KafkaTimeoutError`` after their timeout.
-- Rebalance listeners run on the client's IO thread. A synchronous listener cannot call
-  blocking consumer methods (``commit()`` raises ``RuntimeError`` there), so the commit on
-  revoke goes through an ``AsyncConsumerRebalanceListener`` awaiting ``commit_async``.
+- Rebalance listeners run on the client's IO thread and cannot call blocking consumer
+  methods (``commit()`` raises ``RuntimeError`` there); the source's listener only records
+  the assignment and seeks, which do not block (the client resolves a
+  ``seek_to_beginning`` at its next fetch).
 - When the broker comes back and no longer knows the member (a restarted broker that keeps
   its group state in memory), the consumer's heartbeat is refused, the partitions are
   reported lost and the consumer rejoins by itself on the next polls.
@@ -97,78 +99,6 @@ class Record:
         return TopicPartition(self.topic, self.partition)
 
 
-class CommitPolicy:
-    """When to commit stored offsets: every ``every_records`` records or ``every_seconds``.
-
-    Whichever comes first; nothing is due while nothing new was stored. Committing less often
-    costs duplicates after a crash (everything since the last commit is delivered again),
-    committing more often costs a coordinator round trip each time.
-
-    Defaults, and why:
-
-    - ``every_seconds=5.0``: a crash replays at most about five seconds of traffic, as with
-      Kafka's own ``auto.commit.interval.ms`` default; a commit is one request to the group
-      coordinator (about a millisecond on a LAN), so 0.2 commits/s is no load at all.
-    - ``every_records=10_000``: under full load (kafka-python consumes ~48k records/s on the
-      2-core machines measured here) that is a commit every ~0.2 s, still well under 1 % of the
-      loop's time, and a crash replays at most ten default windows (d = 1000) of events.
-
-    Parameters:
-        every_records: commit once this many records were stored since the last commit (≥ 1).
-        every_seconds: commit once this long has passed since the last commit (> 0) and
-            something was stored.
-        clock: monotonic seconds; injectable for tests.
-
-    Example:
-        >>> now = [0.0]
-        >>> policy = CommitPolicy(every_records=3, every_seconds=10.0, clock=lambda: now[0])
-        >>> policy.stored(2); policy.due()
-        False
-        >>> policy.stored(); policy.due()
-        True
-        >>> policy.committed(); policy.stored(); now[0] = 10.0; policy.due()
-        True
-    """
-
-    def __init__(
-        self,
-        every_records: int = 10_000,
-        every_seconds: float = 5.0,
-        clock: Clock = time.monotonic,
-    ) -> None:
-        if every_records < 1:
-            raise ValueError(f"every_records must be >= 1, got {every_records!r}")
-        if not every_seconds > 0:
-            raise ValueError(f"every_seconds must be > 0, got {every_seconds!r}")
-        self.every_records = every_records
-        self.every_seconds = every_seconds
-        self.clock = clock
-        self._pending = 0
-        self._since = clock()
-
-    def stored(self, count: int = 1) -> None:
-        """Count records whose offsets were stored since the last commit. O(1)."""
-        self._pending += count
-
-    def due(self) -> bool:
-        """Whether the stored offsets should be committed now. O(1)."""
-        if self._pending == 0:
-            return False
-        return (
-            self._pending >= self.every_records or self.clock() - self._since >= self.every_seconds
-        )
-
-    def committed(self) -> None:
-        """Start counting again (after a commit, or after a failed one to retry later)."""
-        self._pending = 0
-        self._since = self.clock()
-
-    def __repr__(self) -> str:
-        return (
-            f"CommitPolicy(every_records={self.every_records}, every_seconds={self.every_seconds})"
-        )
-
-
 class KafkaSource:
     """Consume records from Kafka in a consumer group, committing only processed offsets.
 
@@ -178,24 +108,26 @@ class KafkaSource:
       subscribes (``topics`` or ``pattern``); joining the group happens inside later polls.
     - :meth:`poll` returns a batch of :class:`Record`, or an empty list after at most about
       ``poll_timeout_s`` (plus, when a probe is due, ``request_timeout_s``).
-    - :meth:`store` marks a record processed: its offset + 1 becomes the partition's offset to
-      commit. :meth:`commit` commits the stored offsets, and only those; :meth:`maybe_commit`
-      does so when the :class:`CommitPolicy` says it is due.
-    - On a rebalance, the stored offsets of revoked partitions are committed before the
-      partitions go (records fetched but not stored are delivered again to the next owner),
-      and ``on_assigned`` is called with the new partitions; the offsets it returns are seeked
-      to, so the agent resumes from its checkpoint rather than from the group's commit.
-      Partitions *lost* (the broker evicted the member) are dropped without a commit.
-    - :meth:`close` (or leaving the ``with`` block) commits the stored offsets, then leaves
-      the group and closes the consumer, each bounded by ``request_timeout_s``.
+    - :meth:`commit` commits the offsets it is given (those of assigned partitions; the
+      others belong to another member now), and nothing else: the caller decides what is
+      safe to commit.
+    - On a rebalance, ``on_assigned`` is called with the new partitions; the offsets it
+      returns are seeked to, so the agent resumes from its checkpoint rather than from the
+      group's commit. With ``ignore_committed``, a partition it returns no offset for starts
+      where ``auto_offset_reset`` says (the beginning or the end of the log), as for a group
+      that never committed: the group's commit is then never a resume point. Revoked and
+      lost partitions are dropped without a commit.
+    - :meth:`close` (or leaving the ``with`` block) leaves the group and closes the consumer,
+      bounded by ``request_timeout_s``, without committing.
 
     Failure behaviour: broker trouble never raises out of :meth:`poll`, :meth:`commit`,
     :meth:`lag` or :meth:`close`. If the consumer cannot be created, or ``KafkaConsumer.poll``
     raises, the source backs off exponentially (``backoff_initial_s`` doubling up to
     ``backoff_max_s``) and poll returns ``[]`` meanwhile. The same two values bound
     kafka-python's own reconnect backoff (``reconnect_backoff_ms``/``..._max_ms``) unless
-    ``consumer_config`` sets them. A commit that fails keeps the offsets stored and is retried
-    at the policy's next due time; if the process dies first, the records are redelivered.
+    ``consumer_config`` sets them. A commit that fails returns False and is counted
+    (:attr:`commit_failures`); the caller's next commit carries newer offsets, and if the
+    process dies first the records are delivered again.
     Exceptions raised by ``on_assigned`` are re-raised from :meth:`poll` (a bug there must be
     seen); the partitions then resume from the group's committed offsets.
 
@@ -205,6 +137,7 @@ class KafkaSource:
     True; a failed one makes it False. While no records arrive, the source probes the broker
     (``end_offsets`` of its partitions, which also refreshes :meth:`lag`) every
     ``probe_interval_s``, and, once unreachable, at exponentially backed-off intervals.
+    :attr:`reconnects` counts the returns from unreachable to reachable.
 
     Threading: use one source from one thread (the agent's loop). Rebalance callbacks, and
     therefore ``on_assigned``, run on kafka-python's IO thread while that loop is blocked in
@@ -218,7 +151,8 @@ class KafkaSource:
         topics: topics to subscribe to; exactly one of ``topics`` and ``pattern``.
         pattern: regular expression of topics to subscribe to.
         on_assigned: see :data:`OnAssigned`.
-        commit_policy: when :meth:`maybe_commit` commits; a default :class:`CommitPolicy`.
+        ignore_committed: start partitions ``on_assigned`` gives no offset for at
+            ``auto_offset_reset``, not at the group's committed offset (see Lifecycle).
         poll_timeout_s: longest wait for records in one :meth:`poll`. It bounds how late the
             loop notices a stop flag, and must stay well below ``max_poll_interval_ms``
             together with the time to process one batch.
@@ -234,10 +168,10 @@ class KafkaSource:
     Defaults, and why:
 
     - ``poll_timeout_s=1.0``: SIGTERM is noticed within about a second (Kubernetes grants
-      30 s), a time-based commit is at most a second late, and an idle loop wakes once a
+      30 s), a due checkpoint is at most a second late, and an idle loop wakes once a
       second, which costs nothing. One poll plus one batch (500 records at ~20 µs each,
-      ~10 ms) stays far below ``max_poll_interval_ms``, even the 5 s that Tansu needs (it
-      holds a joining member for up to that long, so a rebalance waits for it).
+      ~10 ms) stays far below ``max_poll_interval_ms``, even the 5 s that keeps Tansu's
+      rebalances short (it holds a joining member for up to that long).
     - ``backoff_initial_s=0.5``, ``backoff_max_s=30.0``: a broker restart or leader move takes
       seconds, so the first retry comes quickly; during a long outage each replica tries at
       most twice a minute and notices recovery at most 30 s late. 30 s is also
@@ -247,7 +181,7 @@ class KafkaSource:
       lag is refreshed more often than a 15 s Prometheus scrape; one ``ListOffsets`` request
       per 5 s is no load.
     - ``request_timeout_s=5.0``: a healthy broker answers in milliseconds; with a dead one,
-      :meth:`close` (one commit, one leave-group) still ends within about 10 s, inside
+      a stop (one commit, one leave-group) still ends within about 10 s, inside
       Kubernetes' default 30 s termination grace period.
     """
 
@@ -258,7 +192,7 @@ class KafkaSource:
         topics: Sequence[str] = (),
         pattern: str | None = None,
         on_assigned: OnAssigned | None = None,
-        commit_policy: CommitPolicy | None = None,
+        ignore_committed: bool = False,
         poll_timeout_s: float = 1.0,
         max_records: int | None = None,
         backoff_initial_s: float = 0.5,
@@ -297,7 +231,7 @@ class KafkaSource:
         self.topics = tuple(topics)
         self.pattern = pattern
         self.on_assigned = on_assigned
-        self.commit_policy = commit_policy if commit_policy is not None else CommitPolicy()
+        self.ignore_committed = ignore_committed
         self.poll_timeout_s = poll_timeout_s
         self.max_records = max_records
         self.backoff_initial_s = backoff_initial_s
@@ -311,7 +245,7 @@ class KafkaSource:
         # Written by the rebalance listener on kafka-python's IO thread, read by the loop.
         self._lock = threading.Lock()
         self._assigned: set[TopicPartition] = set()
-        self._stored: dict[TopicPartition, int] = {}
+        self._committed: dict[TopicPartition, int] = {}
         self._hook_error: BaseException | None = None
         self._reachable = False
         self._failures = 0
@@ -319,6 +253,15 @@ class KafkaSource:
         self._probe_at = -math.inf  # next probe of the broker (end offsets)
         self._lag: dict[tuple[str, int], int] = {}
         self._lag_at = -math.inf
+        self.commits = 0
+        """Successful commit requests."""
+        self.commit_failures = 0
+        """Commit requests that failed (broker unreachable, group rebalancing, ...)."""
+        self.reconnects = 0
+        """Times the broker became reachable again after a failed interaction."""
+        self.reachability_changed_at = clock()
+        """Clock time of the last change of :attr:`reachable` (the first failure of an
+        outage, the first success after it)."""
 
     # -- state --------------------------------------------------------------------------------
 
@@ -339,10 +282,10 @@ class KafkaSource:
             return frozenset(self._assigned)
 
     @property
-    def stored_offsets(self) -> dict[TopicPartition, int]:
-        """Offsets stored and not yet committed: partition → next offset to read."""
+    def committed_offsets(self) -> dict[TopicPartition, int]:
+        """The offsets this source last committed for its assigned partitions."""
         with self._lock:
-            return dict(self._stored)
+            return dict(self._committed)
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -383,76 +326,56 @@ class KafkaSource:
             self._probe()
         return records
 
-    def store(self, record: Record) -> None:
-        """Mark ``record`` processed: commit up to and including it next time. O(1).
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
+        """Commit ``offsets`` (partition → next offset to read), blocking at most
+        ``request_timeout_s``.
 
-        Call it in the order :meth:`poll` returned the records. A record of a partition no
-        longer assigned (revoked or lost since it was polled) is ignored: its new owner
-        commits that partition now.
-        """
-        tp = TopicPartition(record.topic, record.partition)
-        with self._lock:
-            if tp in self._assigned:
-                self._stored[tp] = record.offset + 1
-                self.commit_policy.stored()
-
-    def maybe_commit(self) -> bool:
-        """Commit when the commit policy says so; False only if a due commit failed."""
-        if not self.commit_policy.due():
-            return True
-        return self.commit()
-
-    def commit(self) -> bool:
-        """Commit the stored offsets now, blocking at most ``request_timeout_s``.
-
-        Returns True when everything stored is committed (or nothing was), False when the
-        commit failed: the offsets stay stored for the next attempt, which the policy delays
-        by one interval.
+        Only partitions assigned to this member are committed (another member owns the
+        others now), and only those whose offset changed since this source last committed
+        them. Returns True when that is done (or there was nothing to do), False when the
+        commit failed (counted in :attr:`commit_failures`; never raised).
         """
         consumer = self._consumer
         with self._lock:
-            stored = dict(self._stored)
-        if consumer is None or not stored:
-            self.commit_policy.committed()
+            changed = {tp: offset for tp, offset in offsets.items()
+                       if tp in self._assigned and self._committed.get(tp) != offset}
+        if consumer is None or not changed:
             return True
         try:
             consumer.commit(
-                _to_kafka_offsets(stored), timeout_ms=int(self.request_timeout_s * 1000)
+                _to_kafka_offsets(changed), timeout_ms=int(self.request_timeout_s * 1000)
             )
         except KafkaError as exc:
-            self.commit_policy.committed()  # retry after one more interval, not every loop
+            self.commit_failures += 1
             self._failed("commit", exc, retry=False)
             return False
         with self._lock:
-            for tp, offset in stored.items():
-                if self._stored.get(tp) == offset:
-                    del self._stored[tp]
-        self.commit_policy.committed()
+            self._committed.update(changed)
+        self.commits += 1
         self._succeeded()
         return True
 
-    def lag(self) -> dict[tuple[str, int], int]:
+    def lag(self, *, refresh: bool = True) -> dict[tuple[str, int], int]:
         """Records behind the end of each assigned partition: ``{(topic, partition): lag}``.
 
         Lag is the partition's end offset minus this consumer's position, the offset of the
-        next record :meth:`poll` will return (records already returned but not yet stored
-        are not counted). The end offset is the larger of the broker's ``ListOffsets``
-        answer and the high watermark of the last fetch response (Tansu 0.6 undercounts the
-        former; Kafka gives the same for both). Values are cached for ``probe_interval_s``;
+        next record :meth:`poll` will return (records already returned are not counted).
+        The end offset is the larger of the broker's ``ListOffsets`` answer and the high
+        watermark of the last fetch response (Tansu 0.6 undercounts the former; Kafka gives
+        the same for both). Values are cached for ``probe_interval_s``;
         a refresh costs one ``ListOffsets`` request, blocking at most ``request_timeout_s``.
-        When the broker is unreachable the last known values are returned. Partitions
-        without a known position are left out.
+        When the broker is unreachable the last known values are returned, and the refresh
+        follows the probes' backoff. ``refresh=False`` never blocks: the cached values.
+        Partitions without a known position are left out.
         """
-        if self._consumer is not None and self.clock() - self._lag_at >= self.probe_interval_s:
+        if refresh and self._consumer is not None and self.clock() >= self._probe_at:
             self._probe()
         return dict(self._lag)
 
     def close(self) -> None:
-        """Commit the stored offsets, leave the group and close the consumer; idempotent.
+        """Leave the group and close the consumer, without committing; idempotent.
 
-        Each step is bounded by ``request_timeout_s``; if the broker is unreachable the commit
-        fails and the stored records will be delivered again (at-least-once). Never raises
-        for broker trouble.
+        Bounded by ``request_timeout_s``; never raises for broker trouble.
         """
         if self._closed:
             return
@@ -461,20 +384,13 @@ class KafkaSource:
         if consumer is None:
             return
         try:
-            self.commit()
-        finally:
-            with self._lock:
-                # Whatever did not get committed now will not be by the revoke callback that
-                # consumer.close() triggers either: don't wait a second time for a dead broker.
-                self._stored.clear()
-            try:
-                consumer.close(autocommit=False, timeout_ms=int(self.request_timeout_s * 1000))
-            except KafkaError as exc:
-                log.warning("closing the Kafka consumer failed: %s", exc)
-            self._consumer = None
-            self._reachable = False
-            with self._lock:
-                self._assigned.clear()
+            consumer.close(autocommit=False, timeout_ms=int(self.request_timeout_s * 1000))
+        except KafkaError as exc:
+            log.warning("closing the Kafka consumer failed: %s", exc)
+        self._consumer = None
+        self._reachable = False
+        with self._lock:
+            self._assigned.clear()
 
     def __enter__(self) -> KafkaSource:
         return self
@@ -564,7 +480,7 @@ class KafkaSource:
         grew past it, and skip everything before. Do what Kafka's answer would have done.
         """
         reset = self.consumer_config.get("auto_offset_reset", "latest")
-        log.warning(
+        log.error(
             "%s[%d]: position %d is past the end of the log (%d): the partition was truncated "
             "or recreated; resetting to the %s offset (auto_offset_reset)",
             ktp.topic, ktp.partition, position, end, reset,
@@ -573,19 +489,24 @@ class KafkaSource:
             consumer.seek_to_beginning(ktp)
         else:
             consumer.seek_to_end(ktp)
-        reset_to: int | None = consumer.position(
-            ktp, timeout_ms=int(self.request_timeout_s * 1000))
+        reset_to: int | None = consumer.position(ktp,
+                                                 timeout_ms=int(self.request_timeout_s * 1000))
         return reset_to
 
     def _succeeded(self) -> None:
         if not self._reachable and self._failures:
             log.info("Kafka broker reachable again")
+            self.reconnects += 1
+        if not self._reachable:
+            self.reachability_changed_at = self.clock()
         self._reachable = True
         self._failures = 0
 
     def _failed(self, what: str, exc: BaseException, *, retry: bool) -> None:
         delay = self._backoff_delay()
         self._failures += 1
+        if self._reachable:
+            self.reachability_changed_at = self.clock()
         self._reachable = False
         if retry:
             self._retry_at = self.clock() + delay
@@ -607,22 +528,11 @@ class KafkaSource:
 
     # Rebalance callbacks, on kafka-python's IO thread (see _Listener).
 
-    async def _on_revoked(self, consumer: Any, revoked: Iterable[Any]) -> None:
+    def _on_revoked(self, revoked: Iterable[Any]) -> None:
+        # No commit here: what is safe to commit is the caller's decision (see commit()), and
+        # the caller already committed everything its durable state covers.
         partitions = {TopicPartition(tp.topic, tp.partition) for tp in revoked}
-        with self._lock:
-            stored = {tp: o for tp, o in self._stored.items() if tp in partitions}
-        if stored:
-            try:
-                # commit() would block the IO thread that must carry the request: await the
-                # asynchronous commit instead (bounded by the client's request_timeout_ms).
-                await consumer.commit_async(_to_kafka_offsets(stored))
-                log.info("committed %d partition(s) on revoke", len(stored))
-            except Exception as exc:  # the rebalance must go on whatever happened
-                log.warning(
-                    "commit on revoke failed (%s: %s): those records will be delivered again",
-                    type(exc).__name__,
-                    exc,
-                )
+        log.info("partitions revoked: %s", sorted(partitions))
         self._drop(partitions)
 
     def _on_lost(self, lost: Iterable[Any]) -> None:
@@ -634,7 +544,7 @@ class KafkaSource:
         with self._lock:
             self._assigned -= partitions
             for tp in partitions:
-                self._stored.pop(tp, None)
+                self._committed.pop(tp, None)
             if not self._assigned:
                 self._lag = {}
 
@@ -648,12 +558,20 @@ class KafkaSource:
         if self.on_assigned is None or not partitions:
             return
         try:
-            offsets = self.on_assigned(set(partitions))
-            for tp, offset in (offsets or {}).items():
+            offsets = dict(self.on_assigned(set(partitions)) or {})
+            for tp, offset in offsets.items():
                 if tp not in partitions:
                     log.warning("on_assigned returned an offset for unassigned %s; ignored", tp)
                     continue
                 consumer.seek(_KafkaTopicPartition(tp[0], tp[1]), offset)
+            unknown = [_KafkaTopicPartition(tp[0], tp[1]) for tp in sorted(partitions)
+                       if tp not in offsets]
+            if self.ignore_committed and unknown:
+                # Non-blocking: the client looks the offsets up at its next fetch.
+                if self.consumer_config.get("auto_offset_reset", "latest") == "earliest":
+                    consumer.seek_to_beginning(*unknown)
+                else:
+                    consumer.seek_to_end(*unknown)
         except Exception as exc:
             self._hook_error = exc
 
@@ -666,7 +584,7 @@ class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self._consumer = consumer
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
-        await self._source._on_revoked(self._consumer, revoked)
+        self._source._on_revoked(revoked)
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
         self._source._on_assigned(self._consumer, assigned)

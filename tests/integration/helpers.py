@@ -94,6 +94,22 @@ def http_get(url: str, timeout_s: float = 5.0) -> tuple[int, bytes]:
 # ------------------------------------------------------------------------------------------
 # metrics
 
+STATE_METRICS = frozenset({
+    "driftwatch_events_processed_total",
+    "driftwatch_events_rejected_total",
+    "driftwatch_measure",
+    "driftwatch_measure_normalized",
+    "driftwatch_measure_threshold",
+    "driftwatch_auc_standard_error",
+    "driftwatch_window_events",
+    "driftwatch_detector_state",
+    "driftwatch_alarms_total",
+    "driftwatch_last_event_timestamp_seconds",
+    "driftwatch_last_alarm_timestamp_seconds",
+})
+"""Samples about the monitors and the records, as opposed to the process (timing, commits,
+saves, readiness, lag): a restarted agent must reproduce these exactly."""
+
 Labels = frozenset[tuple[str, str]]
 
 
@@ -137,6 +153,11 @@ class Metrics:
     def by_label(self, name: str, label: str, **labels: str) -> dict[str, float]:
         """``{value of label: sample value}`` over :meth:`series`."""
         return {dict(key)[label]: value for key, value in self.series(name, **labels).items()}
+
+    def state(self) -> dict[tuple[str, Labels], float]:
+        """The samples that describe the monitors' state (see :data:`STATE_METRICS`): what an
+        interrupted-and-resumed agent must reproduce exactly."""
+        return {key: value for key, value in self.samples.items() if key[0] in STATE_METRICS}
 
     def excluding(self, *names: str) -> dict[tuple[str, Labels], float]:
         """Every sample except those of the given names."""
@@ -258,7 +279,6 @@ def agent_settings(
             "heartbeat_interval_ms": 1000,
             "reconnect_backoff_initial_seconds": 0.1,
             "reconnect_backoff_max_seconds": 1.0,
-            "commit_every_seconds": 1.0,
         },
         "metrics": {"host": HOST, "port": port},
         "checkpoint": {"directory": str(checkpoint_dir), "interval_seconds": 1},

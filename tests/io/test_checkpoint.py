@@ -23,6 +23,7 @@ from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Watch
 from driftwatch.io.alarms import alarm_record
 from driftwatch.io.checkpoint import (
     FILENAME,
+    CheckpointDirectoryError,
     CheckpointError,
     CheckpointStore,
     decode_offsets,
@@ -372,3 +373,28 @@ def asdict_snapshot(monitor: Monitor) -> dict[str, Any]:
         "alarms": {"/".join(k): v for k, v in snap.alarms.items()},
         "counts": [snap.events, snap.positives, snap.negatives],
     }
+
+
+# ------------------------------------------------------------------------------------------------
+# An unusable directory is found when the store is opened, not at the first save
+
+
+def test_a_directory_that_is_a_file_is_refused_at_once(tmp_path: Path) -> None:
+    afile = tmp_path / "state"
+    afile.write_text("")
+    with pytest.raises(CheckpointDirectoryError, match=f"{afile}.*exists"):
+        CheckpointStore(afile)
+    with pytest.raises(CheckpointDirectoryError, match="Not a directory"):
+        CheckpointStore(afile / "below")
+    assert afile.read_text() == ""
+
+
+def test_opening_leaves_nothing_behind(tmp_path: Path) -> None:
+    CheckpointStore(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_checkpoint_that_cannot_be_read_is_a_clean_refusal(tmp_path: Path) -> None:
+    (tmp_path / FILENAME).mkdir()  # e.g. a volume mounted at the wrong place
+    with pytest.raises(CheckpointError, match=f"cannot read checkpoint .*{FILENAME}"):
+        CheckpointStore(tmp_path).read()

@@ -35,7 +35,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from driftwatch import __version__
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Snapshot, Watch
-from driftwatch.io.exporter import AgentSnapshot, MetricsServer, SnapshotCollector
+from driftwatch.io.exporter import (
+    AgentSnapshot,
+    LatencyHistogram,
+    MetricsServer,
+    Operations,
+    SnapshotCollector,
+)
 from driftwatch.settings import AlertsSettings
 
 NAN = math.nan
@@ -86,6 +92,8 @@ AGENT = AgentSnapshot(
     ready=True,
     started_time=T0,
     last_processed={"fraud": T0 + 60.0, "churn": T0},
+    operations=Operations(consumer_group="scoring",
+                          lag_seconds={("events", 0): 2.5, ("events", 1): 0.0}),
 )
 
 ALERTS = AlertsSettings(
@@ -112,11 +120,33 @@ EXPECTED_FAMILIES = {
     "driftwatch_auc_max_drop": ("gauge", {"model"}),
     "driftwatch_no_events_seconds": ("gauge", {"model"}),
     "driftwatch_batch_labels": ("gauge", {"model"}),
-    "driftwatch_consumer_lag_records": ("gauge", {"topic", "partition"}),
+    "driftwatch_consumer_lag_records": ("gauge", {"topic", "partition", "group"}),
+    "driftwatch_consumer_lag_seconds": ("gauge", {"topic", "partition", "group"}),
     "driftwatch_ready": ("gauge", set()),
+    "driftwatch_not_ready": ("gauge", {"reason"}),
+    "driftwatch_checkpoint_saves_total": ("counter", set()),
+    "driftwatch_checkpoint_save_failures_total": ("counter", set()),
+    "driftwatch_checkpoint_last_success_timestamp_seconds": ("gauge", set()),
+    "driftwatch_checkpoint_save_duration_seconds": ("gauge", set()),
+    "driftwatch_commits_total": ("counter", set()),
+    "driftwatch_commit_failures_total": ("counter", set()),
+    "driftwatch_dead_letter_failures_total": ("counter", set()),
+    "driftwatch_alarm_publish_failures_total": ("counter", set()),
+    "driftwatch_broker_reconnects_total": ("counter", set()),
+    "driftwatch_offset_resets_total": ("counter", {"topic", "partition", "reason"}),
+    "driftwatch_batch_processing_seconds": ("histogram", set()),
     "driftwatch_start_time_seconds": ("gauge", set()),
     "driftwatch_build_info": ("gauge", {"version"}),
     "driftwatch_scrape_dropped_series_total": ("counter", set()),
+}
+
+
+OPERATIONS_FAMILIES = {
+    name.removesuffix("_total") for name in EXPECTED_FAMILIES
+    if name.startswith(("driftwatch_checkpoint", "driftwatch_commit", "driftwatch_dead_letter",
+                        "driftwatch_alarm_publish", "driftwatch_broker", "driftwatch_offset",
+                        "driftwatch_batch", "driftwatch_not_ready",
+                        "driftwatch_consumer_lag_seconds"))
 }
 
 
@@ -214,8 +244,11 @@ def test_timestamps_lag_ready_start_and_build(registry: CollectorRegistry) -> No
     # Nothing happened yet: no series rather than a misleading 0 (1970).
     assert value("driftwatch_last_event_timestamp_seconds", {"model": "churn"}) is None
     assert value("driftwatch_last_alarm_timestamp_seconds", {"model": "churn"}) is None
-    assert value("driftwatch_consumer_lag_records", {"topic": "events", "partition": "0"}) == 5
-    assert value("driftwatch_consumer_lag_records", {"topic": "events", "partition": "1"}) == 0
+    lag = {"topic": "events", "group": "scoring"}
+    assert value("driftwatch_consumer_lag_records", {**lag, "partition": "0"}) == 5
+    assert value("driftwatch_consumer_lag_records", {**lag, "partition": "1"}) == 0
+    assert value("driftwatch_consumer_lag_seconds", {**lag, "partition": "0"}) == 2.5
+    assert value("driftwatch_consumer_lag_seconds", {**lag, "partition": "1"}) == 0
     assert value("driftwatch_ready") == 1
     assert value("driftwatch_start_time_seconds") == T0
     assert value("driftwatch_build_info", {"version": __version__}) == 1
@@ -275,7 +308,8 @@ def test_families_names_help_and_types_follow_conventions(registry: CollectorReg
         assert family.documentation.strip(), f"{name} has no HELP text"
         assert f"# HELP {name} " in text
         for sample in family.samples:
-            assert set(sample.labels) == labels, (name, sample)
+            assert set(sample.labels) - ({"le"} if kind == "histogram" else set()) == labels, (
+                name, sample)
             if kind == "counter":
                 assert sample.name.endswith("_total"), sample
         if name.endswith(("_seconds", "_records", "_total", "_info")):
@@ -386,8 +420,8 @@ def test_collector_reads_one_snapshot_while_another_thread_swaps_them() -> None:
                         "driftwatch_ready",
                         "driftwatch_detector_state",
                         "driftwatch_scrape_dropped_series",
-                    ):
-                        continue
+                    ) or family.name.removesuffix("_total") in OPERATIONS_FAMILIES:
+                        continue  # operations are not part of the generations here
                     numbers.update(
                         s.value for s in family.samples if s.labels.get("level") in (None, "drift")
                     )
@@ -826,7 +860,8 @@ def test_unencodable_label_values_outside_the_models_drop_only_their_sample() ->
                           {("t\ud800", 0): 3, ("events", 1): 4}, True, T0)
     text = generate_latest(registry_for(agent)).decode()
     assert 'driftwatch_events_rejected_total{reason="not_json"} 2.0' in text
-    assert 'driftwatch_consumer_lag_records{partition="1",topic="events"} 4.0' in text
+    assert ('driftwatch_consumer_lag_records{group="",partition="1",topic="events"} 4.0'
+            in text)
     assert "driftwatch_scrape_dropped_series_total 2.0" in text
 
 
@@ -1064,3 +1099,39 @@ def test_clients_stalled_in_the_tls_handshake_are_evicted_too(
         finally:
             for sock in stalled:
                 sock.close()
+
+
+def test_operations_are_exported() -> None:
+    histogram = LatencyHistogram((0.01, 0.1))
+    for seconds in (0.005, 0.01, 0.05, 3.0):
+        histogram.observe(seconds)
+    operations = Operations(
+        consumer_group="g", not_ready=frozenset({"checkpoint"}), checkpoint_saves=7,
+        checkpoint_save_failures=2, checkpoint_last_success_time=T0, checkpoint_save_seconds=0.25,
+        commits=6, commit_failures=1, dead_letter_failures=3, alarm_publish_failures=4,
+        broker_reconnects=5, offset_resets={("events", 2, "beyond_log_end"): 1},
+        batch_seconds=histogram.value(),
+    )
+    registry = registry_for(AgentSnapshot(monitors=(), rejected={}, consumer_lag={}, ready=False,
+                                          started_time=T0, operations=operations))
+    value = registry.get_sample_value
+    assert value("driftwatch_not_ready", {"reason": "checkpoint"}) == 1
+    assert value("driftwatch_not_ready", {"reason": "kafka"}) == 0
+    assert [value(f"driftwatch_{name}_total") for name in (
+        "checkpoint_saves", "checkpoint_save_failures", "commits", "commit_failures",
+        "dead_letter_failures", "alarm_publish_failures", "broker_reconnects")] == [
+        7, 2, 6, 1, 3, 4, 5]
+    assert value("driftwatch_checkpoint_last_success_timestamp_seconds") == T0
+    assert value("driftwatch_checkpoint_save_duration_seconds") == 0.25
+    assert value("driftwatch_offset_resets_total",
+                 {"topic": "events", "partition": "2", "reason": "beyond_log_end"}) == 1
+    buckets = {le: value("driftwatch_batch_processing_seconds_bucket", {"le": le})
+               for le in ("0.01", "0.1", "+Inf")}
+    assert buckets == {"0.01": 2, "0.1": 3, "+Inf": 4}  # le is inclusive
+    assert value("driftwatch_batch_processing_seconds_count") == 4
+    assert value("driftwatch_batch_processing_seconds_sum") == 0.005 + 0.01 + 0.05 + 3.0
+    # Nothing saved yet: no timestamp or duration rather than a misleading 0.
+    empty = registry_for(AgentSnapshot.empty(T0)).get_sample_value
+    assert empty("driftwatch_checkpoint_last_success_timestamp_seconds") is None
+    assert empty("driftwatch_checkpoint_save_duration_seconds") is None
+    assert empty("driftwatch_checkpoint_saves_total") == 0

@@ -21,7 +21,6 @@ from driftwatch.io import kafka as kafka_module
 from driftwatch.io.decode import Rejected
 from driftwatch.io.kafka import (
     AlarmPublisher,
-    CommitPolicy,
     DeadLetter,
     KafkaSource,
     Record,
@@ -98,20 +97,35 @@ def poll_until(
     sources: list[KafkaSource],
     done: Callable[[list[Record]], bool],
     *,
-    store: bool = True,
     timeout_s: float = WAIT_S,
 ) -> list[Record]:
-    """Poll every source in turn, storing what arrives, until ``done(records)`` or timeout."""
+    """Poll every source in turn until ``done(records)`` or timeout."""
     got: list[Record] = []
     deadline = time.monotonic() + timeout_s
     while not done(got):
         assert time.monotonic() < deadline, f"timed out after {len(got)} records"
         for source in sources:
-            for record in source.poll():
-                got.append(record)
-                if store:
-                    source.store(record)
+            got += source.poll()
     return got
+
+
+def next_offsets(records: Iterable[Record]) -> dict[TopicPartition, int]:
+    """Partition → the offset after the last of ``records`` there (what a commit carries)."""
+    offsets: dict[TopicPartition, int] = {}
+    for record in records:
+        offsets[record.topic_partition] = record.offset + 1
+    return offsets
+
+
+def committed(bootstrap: str, group: str, partitions: int) -> dict[int, int]:
+    """The group's committed offsets per partition (-1: none), asked by a separate client."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
+                             enable_auto_commit=False)
+    try:
+        answers = {p: consumer.committed(KafkaTopicPartition(TOPIC, p)) for p in range(partitions)}
+    finally:
+        consumer.close(autocommit=False)
+    return {p: -1 if offset is None else offset for p, offset in answers.items()}
 
 
 def wait_until(
@@ -143,36 +157,6 @@ def consume_all(bootstrap: str, topic: str, count: int) -> list[Any]:
 # -- pure parts ------------------------------------------------------------------------------------
 
 
-def test_commit_policy_counts_records_and_time() -> None:
-    now = [100.0]
-    policy = CommitPolicy(every_records=5, every_seconds=2.0, clock=lambda: now[0])
-    assert not policy.due()
-    now[0] += 10
-    assert not policy.due()  # time alone: nothing stored, nothing to commit
-    policy.stored(4)
-    assert policy.due()  # stored, and 10 s since the last commit
-    policy.committed()
-    policy.stored(4)
-    assert not policy.due()
-    policy.stored()
-    assert policy.due()
-    policy.committed()
-    policy.stored()
-    now[0] += 1.999
-    assert not policy.due()
-    now[0] += 0.001
-    assert policy.due()
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "word"),
-    [({"every_records": 0}, "every_records"), ({"every_seconds": 0.0}, "every_seconds")],
-)
-def test_commit_policy_checks_parameters(kwargs: dict[str, Any], word: str) -> None:
-    with pytest.raises(ValueError, match=word):
-        CommitPolicy(**kwargs)
-
-
 @pytest.mark.parametrize(
     ("config", "kwargs", "word"),
     [
@@ -201,28 +185,29 @@ def test_docstring_examples() -> None:
 # -- against the broker ----------------------------------------------------------------------------
 
 
-def test_poll_in_order_commit_only_stored_and_resume_exactly_after(broker: TansuBroker) -> None:
+def test_poll_in_order_commit_exactly_what_is_given_and_resume_exactly_after(
+    broker: TansuBroker,
+) -> None:
     create_topic(broker.bootstrap, partitions=2)
     first = produce(broker.bootstrap, values("a", 100), partitions=2)
-    policy = CommitPolicy(every_records=60, every_seconds=3600)
-    with make_source(broker.bootstrap, commit_policy=policy) as source:
-        got = poll_until([source], lambda got: len(got) >= 100, store=False)
+    with make_source(broker.bootstrap) as source:
+        got = poll_until([source], lambda got: len(got) >= 100)
         assert source.ready
         for partition in (0, 1):
             offsets = [r.offset for r in got if r.partition == partition]
             assert offsets == list(range(50)), "each partition in order, without gaps"
         assert sorted(r.value for r in got) == sorted(first)
         assert all(r.topic == TOPIC and r.timestamp_ms > 0 and r.key is None for r in got)
-        # Processed: offsets 0..29 of each partition, and only those are stored.
-        processed = [r for r in got if r.offset < 30]
-        for record in processed[:-1]:
-            source.store(record)
-        assert source.maybe_commit() and source.stored_offsets, "59 stored: not due yet"
-        source.store(processed[-1])
-        assert source.stored_offsets == {TopicPartition(TOPIC, 0): 30, TopicPartition(TOPIC, 1): 30}
-        assert source.maybe_commit()  # 60 stored: due
-        assert source.stored_offsets == {}
-        # close() commits nothing more: offsets 30..49 were never stored.
+        # The caller's durable state covers offsets 0..29 of each partition: only those.
+        covered = next_offsets(r for r in got if r.offset < 30)
+        assert source.commit(covered) and source.commits == 1
+        assert source.committed_offsets == {TopicPartition(TOPIC, 0): 30,
+                                            TopicPartition(TOPIC, 1): 30}
+        assert source.commit(covered) and source.commits == 1, "nothing new: no request"
+        assert source.commit({TopicPartition("elsewhere", 0): 9}), "not assigned: ignored"
+        assert source.commits == 1
+        # close() commits nothing more, though 30..49 were returned by poll.
+    assert committed(broker.bootstrap, "driftwatch", 2) == {0: 30, 1: 30}
 
     second = produce(broker.bootstrap, values("b", 20), partitions=2)
     with make_source(broker.bootstrap) as source:
@@ -231,6 +216,28 @@ def test_poll_in_order_commit_only_stored_and_resume_exactly_after(broker: Tansu
         again += source.poll()
     unprocessed = [r.value for r in got if r.offset >= 30]
     assert sorted(r.value for r in again) == sorted(unprocessed + second)
+
+
+def test_ignore_committed_starts_unknown_partitions_from_the_beginning(
+    broker: TansuBroker,
+) -> None:
+    """The group committed 0..9 of both partitions, but the caller's state covers only
+    partition 0 (say its checkpoint was lost for partition 1): partition 1 is read from the
+    beginning of the log, never from the commit, and partition 0 from the given offset."""
+    create_topic(broker.bootstrap, partitions=2)
+    produce(broker.bootstrap, values("a", 40), partitions=2)
+    with make_source(broker.bootstrap) as source:
+        got = poll_until([source], lambda got: len(got) >= 40)
+        assert source.commit(next_offsets(r for r in got if r.offset < 10))
+    assert committed(broker.bootstrap, "driftwatch", 2) == {0: 10, 1: 10}
+
+    def restore(partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        return {TopicPartition(TOPIC, 0): 15}
+
+    with make_source(broker.bootstrap, on_assigned=restore, ignore_committed=True) as source:
+        again = poll_until([source], lambda got: len(got) >= 25)
+    assert [r.offset for r in again if r.partition == 0] == list(range(15, 20))
+    assert [r.offset for r in again if r.partition == 1] == list(range(20))
 
 
 def test_on_assigned_offsets_are_seeked_to(broker: TansuBroker) -> None:
@@ -283,10 +290,10 @@ def test_two_sources_split_partitions_without_loss_or_duplicates(broker: TansuBr
     a = make_source(broker.bootstrap)
     b = make_source(broker.bootstrap)
     try:
-        # a alone takes all four partitions and processes everything, without committing:
-        # only the commit on revoke keeps b from reading a's records again.
+        # a alone takes all four partitions, processes everything and commits it: b, joining,
+        # resumes its two partitions from that commit.
         got = poll_until([a], lambda got: len(got) >= 100)
-        assert a.stored_offsets and len(a.assignment) == 4
+        assert len(a.assignment) == 4 and a.commit(next_offsets(got))
         wait_until(lambda: a.ready and b.ready, lambda: got.extend(a.poll() + b.poll()), WAIT_S)
         assert len(a.assignment) == len(b.assignment) == 2
         assert a.assignment | b.assignment == {TopicPartition(TOPIC, p) for p in range(4)}
@@ -340,7 +347,7 @@ def test_broker_loss_and_return(broker: TansuBroker) -> None:
     with make_source(broker.bootstrap, on_assigned=on_assigned, request_timeout_s=0.5) as source:
         got = poll_until([source], lambda got: len(got) >= 20)
         assert [r.value for r in got] == before
-        assert source.commit() and source.ready
+        assert source.commit(next_offsets(got)) and source.ready
 
         broker.stop(kill=True)
         outage_polls = 0
@@ -369,6 +376,7 @@ def test_broker_loss_and_return(broker: TansuBroker) -> None:
         got += source.poll()
     assert [r.value for r in got] == after
     assert down_after < 5.0 and up_after < WAIT_S
+    assert source.reconnects >= 1
 
 
 def test_broker_absent_at_start_then_appears(broker_factory: Callable[..., TansuBroker]) -> None:
@@ -388,10 +396,11 @@ def test_broker_absent_at_start_then_appears(broker_factory: Callable[..., Tansu
         assert [r.value for r in got] == sent
         assert source.ready
 
-        # The broker goes again with 5 offsets stored: the commit in close() fails (those
-        # records would be delivered again: at-least-once) and close() still returns promptly.
+        # The broker goes again: a commit fails (counted, not raised; those records would be
+        # delivered again: at-least-once) and close() still returns promptly.
         broker.stop()
-        assert source.stored_offsets
+        assert not source.commit(next_offsets(got))
+        assert (source.commits, source.commit_failures) == (0, 1)
         started = time.monotonic()
         source.close()
         assert time.monotonic() - started < 3.0
