@@ -16,6 +16,15 @@ processes' row can only be timed on the wall):
   what a replay would reach if reading and decoding were free.
 
 Each row also checks that the result (everything the report shows) is the reference's.
+
+A second table compares whole commands, start-up included: the release whose replay the
+issue measured (:data:`OLD_RELEASE`, extracted from this repository's history with
+``git archive`` and run with the same interpreter) against today's ``driftwatch replay``, each
+a child process on the same files, interleaved, in the child's CPU time (user + system, from
+``os.wait4``) and in wall time: one model and four models at 200 000 records, and one model
+at 1 000 000 in the full run, where start-up weighs less. The old release's defaults differ
+from today's, so its results are not compared; today's command's ``--json`` report is checked
+against the per-record path's.
 """
 
 from __future__ import annotations
@@ -23,7 +32,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -48,6 +60,9 @@ from driftwatch.replay.sources import JsonLinesSource
 from driftwatch.simulate import generate
 
 START_TS = 1_717_200_000
+OLD_RELEASE = "3db08c2"
+"""The release whose ``driftwatch replay`` the issue measured (13 300 records/s)."""
+REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 def write_file(path: Path, models: int, records: int, seed: int = 3) -> None:
@@ -119,6 +134,89 @@ def comparable(result: ReplayResult) -> str:
     return json.dumps(report, sort_keys=True)
 
 
+def extract_release(commit: str, directory: Path) -> str | None:
+    """Extract ``commit`` of this repository into ``directory``; None when done, else why not
+    (no git, not a git checkout, or the commit is not in its history)."""
+    git = shutil.which("git")
+    if git is None:
+        return "git is not installed"
+    found = subprocess.run([git, "-C", str(REPOSITORY), "rev-parse", "--verify", "--quiet",
+                            f"{commit}^{{commit}}"], capture_output=True, check=False)
+    if found.returncode != 0:
+        return f"commit {commit} is not in the history of {REPOSITORY} (a shallow clone?)"
+    archive = subprocess.run([git, "-C", str(REPOSITORY), "archive", commit],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive, check=True)
+    return None
+
+
+def run_command(argv: list[str], pythonpath: Path, out: Path) -> tuple[float, float]:
+    """Run ``python argv`` as a child with ``PYTHONPATH=pythonpath`` and standard output in
+    ``out``; return its CPU time (user + system, from ``os.wait4``) and wall time, seconds."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    with out.open("wb") as stdout:
+        start = time.perf_counter()
+        child = subprocess.Popen([sys.executable, *argv], stdout=stdout, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited with status {child.returncode}")
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def commands(quick: bool, repeats: int, directory: Path, files: dict[str, Path],
+             expected: dict[str, str]) -> None:
+    """The second table: the old release's command against today's, child processes."""
+    old = Path(directory, "old-release")
+    old.mkdir()
+    why_not = extract_release(OLD_RELEASE, old)
+    if why_not is not None:
+        print(f"Skipped the comparison with release {OLD_RELEASE}: {why_not}.\n")
+        return
+    files = dict(files)
+    if not quick:
+        files["1 model, 10⁶"] = Path(directory, "million.jsonl")
+        write_file(files["1 model, 10⁶"], 1, 1_000_000)
+        expected["1 model, 10⁶"] = comparable(per_record_replay(
+            str(files["1 model, 10⁶"]), EventFormat(), lambda _model: MonitorConfig(), 1000))
+    versions = {"old": old, "today": REPOSITORY}
+    cpu: dict[tuple[str, str], list[float]] = {}
+    wall: dict[tuple[str, str], list[float]] = {}
+    same: dict[str, bool] = {}
+    out = Path(directory, "out.json")
+    for _ in range(repeats):  # interleaved
+        for name, path in files.items():
+            for version, pythonpath in versions.items():
+                argv = ["-m", "driftwatch", "replay", str(path)]
+                if version == "today":
+                    argv.append("--json")
+                seconds, elapsed = run_command(argv, pythonpath, out)
+                cpu.setdefault((name, version), []).append(seconds)
+                wall.setdefault((name, version), []).append(elapsed)
+                if version == "today":
+                    report = json.loads(out.read_bytes())
+                    report.pop("seconds")
+                    same[name] = same.get(name, True) and \
+                        json.dumps(report, sort_keys=True) == expected[name]
+    print(f"Whole commands, start-up included: `driftwatch replay FILE` of release "
+          f"{OLD_RELEASE} (the replay the issue measured) against today's (`--json`), each a "
+          f"child process with its default settings; CPU = the child's user + system time; "
+          f"median of {repeats} interleaved repeats. Today's report is checked against the "
+          "per-record path's; the old release's defaults differ, so only its speed counts.\n")
+    print("| file | records | old release CPU s | today CPU s | ratio, CPU | old wall s | "
+          "today wall s | ratio, wall | today records/s (wall) | same result |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, path in files.items():
+        records = sum(1 for _ in path.open("rb"))
+        old_cpu, new_cpu = (statistics.median(cpu[name, v]) for v in versions)
+        old_wall, new_wall = (statistics.median(wall[name, v]) for v in versions)
+        print(f"| {name} | {records:,} | {old_cpu:.2f} | {new_cpu:.2f} | "
+              f"{old_cpu / new_cpu:.2f}× | {old_wall:.2f} | {new_wall:.2f} | "
+              f"{old_wall / new_wall:.2f}× | {records / new_wall:,.0f} | "
+              f"{'yes' if same[name] else '**NO**'} |")
+
+
 def main(quick: bool = False) -> None:
     repeats = 3 if quick else 5
     records = 100_000 if quick else 200_000
@@ -126,6 +224,13 @@ def main(quick: bool = False) -> None:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     jobs = min(4, cpus or 1)
     with tempfile.TemporaryDirectory() as directory:
+        big = {"1 model": Path(directory, "one-200k.jsonl"),
+               "4 models": Path(directory, "four-200k.jsonl")}
+        write_file(big["1 model"], 1, 200_000)
+        write_file(big["4 models"], 4, 200_000)
+        expected = {name: comparable(per_record_replay(str(path), fmt, config_for, max_models))
+                    for name, path in big.items()}
+        commands(quick, repeats, Path(directory), big, expected)
         files = {"1 model": Path(directory, "one.jsonl"),
                  "4 models": Path(directory, "four.jsonl")}
         write_file(files["1 model"], 1, records)
