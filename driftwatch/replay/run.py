@@ -150,13 +150,13 @@ class Replay:
         if self._share is not None:
             self._process_share(lines, first)
             return
-        fast = self._decoder.fast
+        pair = self._decoder.pair
         monitors = self._monitors
         recorders = self._recorders
-        records = 0
+        records = events = 0  # counted here, added to the totals at the end
         for number, line in enumerate(lines, first):
-            decoded = fast(line)
-            if decoded is None:
+            found = pair(line)
+            if found is None:
                 value = line.rstrip(b"\r\n")
                 if value.strip():
                     self.records += records + 1
@@ -168,17 +168,19 @@ class Replay:
                         self._event(result, number, None)
                 continue
             records += 1
-            monitor = monitors.get(decoded.model)
-            if monitor is None or decoded.model in recorders:
+            model, event = found
+            monitor = monitors.get(model)
+            if monitor is None or model in recorders:
                 self.records += records
                 records = 0
-                self._event(decoded, number, None)
+                self._event(Decoded(model, event), number, None)
                 continue
-            self.events += 1
-            alarms = monitor.update(decoded.event)
+            events += 1
+            alarms = monitor.update(event)
             if alarms:
                 self._found(alarms, number, None)
         self.records += records
+        self.events += events
 
     def _process_share(self, lines: Sequence[bytes], first: int) -> None:
         """:meth:`process_lines` for one share: every line is decoded, so that each share
