@@ -125,16 +125,18 @@ class BlockCollector:
 
     def add(self, y_true: int, y_score: float, wrong: bool) -> Block | None:
         """Add one event (``wrong``: its crisp prediction differs from its label)."""
+        positives, negatives = self._positives, self._negatives
         if y_true:
-            self._positives.append(y_score)
+            positives.append(y_score)
             self._fn += wrong
         else:
-            self._negatives.append(y_score)
+            negatives.append(y_score)
             self._fp += wrong
         m = self.min_class
-        if len(self._positives) >= m and len(self._negatives) >= m:
+        p, n = len(positives), len(negatives)
+        if p >= m and n >= m:
             return self._close()
-        if len(self) >= BLOCK_LIMIT:
+        if p + n >= BLOCK_LIMIT:
             self._clear()
         return None
 
@@ -285,20 +287,20 @@ class RateStandardizer:
         self._blocks, self._errors, self._trials = (int(x) for x in state)
 
 
-def beta_binomial_pmf(n: int, a: float, b: float) -> list[float]:
-    """P(X = x) for x = 0..n, X ~ BetaBinomial(n, a, b)."""
+def beta_binomial_pmf(n: int, a: float, b: float, last: int | None = None) -> list[float]:
+    """P(X = x) for x = 0..``last`` (default n), X ~ BetaBinomial(n, a, b)."""
     base = math.lgamma(n + 1) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) \
         - math.lgamma(n + a + b)
     return [
         math.exp(base - math.lgamma(x + 1) - math.lgamma(n - x + 1)
                  + math.lgamma(x + a) + math.lgamma(n - x + b))
-        for x in range(n + 1)
+        for x in range(n + 1 if last is None else last + 1)
     ]
 
 
 def midp_z(x: int, n: int, a: float, b: float) -> float:
     """Φ⁻¹ of the mid-p value P(X < x) + ½·P(X = x) of ``x`` under BetaBinomial(n, a, b):
     large when ``x`` errors are many for the predictive distribution."""
-    pmf = beta_binomial_pmf(n, a, b)
+    pmf = beta_binomial_pmf(n, a, b, last=x)  # the terms above x do not count
     u = math.fsum(pmf[:x]) + 0.5 * pmf[x]
     return normal_quantile(min(max(u, _Z_LIMIT), 1.0 - _Z_LIMIT))

@@ -406,27 +406,33 @@ class Monitor:
 
     def update(self, event: Event) -> list[Alarm]:
         """Take one event; return the alarms it raised (usually none)."""
-        y_true, y_pred = event.y_true, event.y_pred
-        self._window.update(y_true, event.y_score, y_pred)
+        y_true, y_score, y_pred = event.y_true, event.y_score, event.y_pred
+        window = self._window
+        window.update(y_true, y_score, y_pred)
         self._events = count = self._events + 1
-        if event.ts is not None:
-            self._last_event_time = event.ts
+        ts = event.ts
+        if ts is not None:
+            self._last_event_time = ts
         alarms: list[Alarm] = []
-        if self._error_watches or self._blocks is not None:
+        error_watches, blocks = self._error_watches, self._blocks
+        if error_watches or blocks is not None:
             if y_pred is None:
-                y_pred = event.y_score >= self._threshold  # a bool: True == 1
+                y_pred = y_score >= self._threshold  # a bool: True == 1
             wrong = y_pred != y_true
-            error = 1.0 if wrong else 0.0
-            for state in self._error_watches:
-                self._feed(state, error, error, math.nan, event, alarms)
-            if self._blocks is not None:
-                block = self._blocks.add(y_true, event.y_score, wrong)
+            if error_watches:
+                error = 1.0 if wrong else 0.0
+                for state in error_watches:
+                    self._feed(state, error, error, math.nan, event, alarms)
+            if blocks is not None:
+                block = blocks.add(y_true, y_score, wrong)
                 if block is not None:
                     self._close(block, event, alarms)
         # Windowed measures are sampled once the window is full: over a filling window they
         # are estimates from a few events, noisy enough to cross floors and trip detectors
-        # at start-up (a restored monitor starts full).
-        if count % self._sample_every == 0 and len(self._window) == self._window_size:
+        # at start-up (a restored monitor starts full). Without window watches (the
+        # default watches are all blocks watches) there is nothing to sample.
+        if self._sampled_watches and count % self._sample_every == 0 \
+                and len(window) == self._window_size:
             self._sample(event, alarms)
         return alarms
 

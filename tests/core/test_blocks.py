@@ -22,6 +22,7 @@ from driftwatch.core.blocks import (
     delong,
     midp_z,
 )
+from driftwatch.core.sequential import normal_quantile
 
 scores = st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(-3, 3),
                   min_size=1, max_size=12)
@@ -160,3 +161,14 @@ def test_beta_binomial_is_a_distribution(n: int, a: float, b: float) -> None:
                                                                           rel=1e-9, abs=1e-9)
     zs = [midp_z(x, n, a, b) for x in range(n + 1)]
     assert zs == sorted(zs)  # more errors, larger z
+
+
+@given(st.integers(0, 400), st.data(), st.floats(0.5, 5000), st.floats(0.5, 5000))
+def test_midp_z_needs_only_the_terms_up_to_x(n: int, data: st.DataObject, a: float,
+                                              b: float) -> None:
+    """midp_z computes the pmf only up to x: exactly the value from the whole pmf."""
+    x = data.draw(st.integers(0, n))
+    pmf = beta_binomial_pmf(n, a, b)
+    assert beta_binomial_pmf(n, a, b, last=x) == pmf[:x + 1]
+    u = math.fsum(pmf[:x]) + 0.5 * pmf[x]  # the mid-p value from the whole pmf
+    assert midp_z(x, n, a, b) == normal_quantile(min(max(u, 1e-15), 1.0 - 1e-15))
