@@ -406,11 +406,16 @@ class Monitor:
 
     def update(self, event: Event) -> list[Alarm]:
         """Take one event; return the alarms it raised (usually none)."""
-        y_true, y_score, y_pred = event.y_true, event.y_score, event.y_pred
+        return self.update_values(event.y_true, event.y_score, event.y_pred, event.ts)
+
+    def update_values(self, y_true: int, y_score: float, y_pred: int | None,
+                      ts: float | None) -> list[Alarm]:
+        """:meth:`update` with the event's values, which must be what :class:`Event` makes of
+        its arguments (an int class, a finite float score and time): a replay's decoder
+        builds them so, and saves building an :class:`Event` per record."""
         window = self._window
         window.update(y_true, y_score, y_pred)
         self._events = count = self._events + 1
-        ts = event.ts
         if ts is not None:
             self._last_event_time = ts
         alarms: list[Alarm] = []
@@ -422,21 +427,21 @@ class Monitor:
             if error_watches:
                 error = 1.0 if wrong else 0.0
                 for state in error_watches:
-                    self._feed(state, error, error, math.nan, event, alarms)
+                    self._feed(state, error, error, math.nan, ts, alarms)
             if blocks is not None:
                 block = blocks.add(y_true, y_score, wrong)
                 if block is not None:
-                    self._close(block, event, alarms)
+                    self._close(block, ts, alarms)
         # Windowed measures are sampled once the window is full: over a filling window they
         # are estimates from a few events, noisy enough to cross floors and trip detectors
         # at start-up (a restored monitor starts full). Without window watches (the
         # default watches are all blocks watches) there is nothing to sample.
         if self._sampled_watches and count % self._sample_every == 0 \
                 and len(window) == self._window_size:
-            self._sample(event, alarms)
+            self._sample(ts, alarms)
         return alarms
 
-    def _close(self, block: Block, event: Event, alarms: list[Alarm]) -> None:
+    def _close(self, block: Block, ts: float | None, alarms: list[Alarm]) -> None:
         """Feed a closed block's z-scores to the blocks watches."""
         for state in self._block_watches:
             standardizer = state.standardizer
@@ -464,10 +469,10 @@ class Monitor:
                 if level is _DRIFT:
                     drifted = True
                     alarms.append(self._alarm(measure, detector.name, "drift", value, math.nan,
-                                              event, reference))
+                                              ts, reference))
                 elif level is _WARNING and before is not _WARNING:
                     alarms.append(self._alarm(measure, detector.name, "warning", value,
-                                              math.nan, event, reference))
+                                              math.nan, ts, reference))
             if drifted:
                 # A new episode: re-learn the level from post-change blocks, and restart
                 # the detectors that did not alarm (the one that did restarts itself at its
@@ -478,7 +483,7 @@ class Monitor:
                         detector.reset()
                         state.shown[index] = _STABLE
 
-    def _sample(self, event: Event, alarms: list[Alarm]) -> None:
+    def _sample(self, ts: float | None, alarms: list[Alarm]) -> None:
         window = self._window
         positives, negatives = window.positives, window.negatives
         for state in self._sampled_watches:
@@ -492,13 +497,13 @@ class Monitor:
                 below = not math.isnan(value) and value < state.threshold
                 if below and not state.below_floor:
                     alarms.append(self._alarm(watch.measure, "threshold", "threshold",
-                                              value, norm, event))
+                                              value, norm, ts))
                 state.below_floor = below
             x = norm if watch.normalized else value
             if not math.isnan(x):  # an undefined window tells the detectors nothing
-                self._feed(state, x, value, norm, event, alarms)
+                self._feed(state, x, value, norm, ts, alarms)
 
-    def _feed(self, state: _WatchState, x: float, value: float, norm: float, event: Event,
+    def _feed(self, state: _WatchState, x: float, value: float, norm: float, ts: float | None,
               alarms: list[Alarm]) -> None:
         """Feed ``x`` (never NaN) to the watch's detectors; ``value`` is the raw measure and
         ``norm`` its normalized value, both for the alarms."""
@@ -515,12 +520,12 @@ class Monitor:
                     state.shown[index] = _STABLE  # users see the alarms they got
                     continue
                 alarms.append(self._alarm(state.watch.measure, detector.name, "drift",
-                                          value, norm, event))
+                                          value, norm, ts))
                 state.quiet_until[index] = self._events + self._window_size
                 state.fed_at_alarm[index] = fed
             elif before is not _WARNING:
                 alarms.append(self._alarm(state.watch.measure, detector.name, "warning",
-                                          value, norm, event))
+                                          value, norm, ts))
             state.shown[index] = level
 
     def _repeated(self, state: _WatchState, index: int, detector: Detector, fed: int) -> bool:
@@ -543,13 +548,13 @@ class Monitor:
         return width > fed - last + ramp
 
     def _alarm(self, measure: str, detector: str, level: Level, value: float, norm: float,
-               event: Event, reference: float = math.nan) -> Alarm:
+               ts: float | None, reference: float = math.nan) -> Alarm:
         key = (measure, detector, level)
         self._alarm_counts[key] = self._alarm_counts.get(key, 0) + 1
-        if event.ts is not None:
-            self._last_alarm_time = event.ts
+        if ts is not None:
+            self._last_alarm_time = ts
         return Alarm(self.model, measure, detector, level, value, norm,
-                     self._window.positives, self._window.negatives, self._events, event.ts,
+                     self._window.positives, self._window.negatives, self._events, ts,
                      reference)
 
     def auc_standard_error(self) -> float:

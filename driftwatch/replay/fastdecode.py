@@ -39,6 +39,9 @@ from driftwatch.io.decode import (
 )
 
 Loads = Callable[[bytes], Any]
+Values = tuple[str, int, float, int | None, float | None]
+"""A plainly valid record's model, class, score, predicted class (or None) and time (or
+None)."""
 
 _orjson_loads: Loads | None
 try:
@@ -80,14 +83,15 @@ class FastDecoder:
             standard library's.
     """
 
-    __slots__ = ("_fmt", "_loads", "pair")
+    __slots__ = ("_fmt", "_loads", "values")
 
     def __init__(self, fmt: EventFormat, loads: Loads | None = None) -> None:
         self._fmt = fmt
         self._loads: Loads = loads or _orjson_loads or json.loads
-        self.pair: Callable[[bytes | None], tuple[str, Event] | None] = _pair(fmt, self._loads)
-        """``(model, event)`` of a plainly valid record, else None: :meth:`fast` without the
-        :class:`~driftwatch.io.decode.Decoded` around it, for a replay's inner loop."""
+        self.values: Callable[[bytes | None], Values | None] = _values(fmt, self._loads)
+        """``(model, y_true, y_score, y_pred, ts)`` of a plainly valid record, else None:
+        :meth:`fast` without building the event, for a replay's inner loop
+        (:meth:`~driftwatch.core.monitor.Monitor.update_values` takes them as they are)."""
 
     def __call__(self, value: bytes | None, key: bytes | None = None) -> Decoded | Rejected:
         fast = self.fast(value)
@@ -96,11 +100,11 @@ class FastDecoder:
     def fast(self, value: bytes | None) -> Decoded | None:
         """The decoded event when ``value`` is a plainly valid record, else None (then only
         :func:`~driftwatch.io.decode.decode` can say what it is)."""
-        pair = self.pair(value)
-        return None if pair is None else Decoded(*pair)
+        found = self.values(value)
+        return None if found is None else Decoded(found[0], plain_event(*found[1:]))
 
 
-def _pair(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], tuple[str, Event] | None]:
+def _values(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], Values | None]:
     """The fast path for ``fmt`` as one function whose settings are closure variables (a
     replay calls it once per record, and attribute look-ups were a fifth of its time)."""
     classes = _classes(fmt)
@@ -115,7 +119,7 @@ def _pair(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], tuple[str,
     by_key = fmt.model_source == "key"
     get_class = classes.get
 
-    def pair(value: bytes | None) -> tuple[str, Event] | None:
+    def values(value: bytes | None) -> Values | None:
         if not value or len(value) > limit or by_key:
             return None
         try:
@@ -168,13 +172,18 @@ def _pair(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], tuple[str,
                         or not raw.isprintable():
                     return None
                 model = raw
-        # Every value is already what Event's own checks make of it (an int class, a finite
-        # float score and time): build it without checking again.
-        event = _new_event(Event)
-        _set(event, "y_true", y_true)
-        _set(event, "y_score", score)
-        _set(event, "y_pred", y_pred)
-        _set(event, "ts", ts)
-        return model, event
+        return model, y_true, score, y_pred, ts
 
-    return pair
+    return values
+
+
+def plain_event(y_true: int, y_score: float, y_pred: int | None, ts: float | None) -> Event:
+    """The :class:`Event` of values the fast path accepted. They already are what Event's
+    own checks make of its arguments (an int class, a finite float score and time), so it is
+    built without checking again."""
+    built = _new_event(Event)
+    _set(built, "y_true", y_true)
+    _set(built, "y_score", y_score)
+    _set(built, "y_pred", y_pred)
+    _set(built, "ts", ts)
+    return built

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected
-from driftwatch.replay.fastdecode import FastDecoder
+from driftwatch.replay.fastdecode import FastDecoder, plain_event
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
 
@@ -150,12 +150,12 @@ class Replay:
         if self._share is not None:
             self._process_share(lines, first)
             return
-        pair = self._decoder.pair
+        values = self._decoder.values
         monitors = self._monitors
         recorders = self._recorders
         records = events = 0  # counted here, added to the totals at the end
         for number, line in enumerate(lines, first):
-            found = pair(line)
+            found = values(line)
             if found is None:
                 value = line.rstrip(b"\r\n")
                 if value.strip():
@@ -168,15 +168,15 @@ class Replay:
                         self._event(result, number, None)
                 continue
             records += 1
-            model, event = found
+            model, y_true, y_score, y_pred, ts = found
             monitor = monitors.get(model)
             if monitor is None or model in recorders:
                 self.records += records
                 records = 0
-                self._event(Decoded(model, event), number, None)
+                self._event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), number, None)
                 continue
             events += 1
-            alarms = monitor.update(event)
+            alarms = monitor.update_values(y_true, y_score, y_pred, ts)
             if alarms:
                 self._found(alarms, number, None)
         self.records += records
