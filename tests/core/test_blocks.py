@@ -21,6 +21,7 @@ from driftwatch.core.blocks import (
     beta_binomial_pmf,
     delong,
     midp_z,
+    sample_variance,
 )
 from driftwatch.core.sequential import normal_quantile
 
@@ -151,6 +152,13 @@ def test_rate_z_scores_are_never_heavier_tailed_than_normal(rate: float, trials:
     assert sum(z > 2.5 for z in zs) / len(zs) < 0.01  # N(0, 1): 0.0062
     assert statistics.mean(math.exp(z - 0.5) for z in zs) < 1.03
     assert standardizer.reference == pytest.approx(rate, rel=0.1)
+
+
+@given(st.lists(st.floats(-1e6, 1e6) | st.sampled_from([0.0, 0.5, 1.0]), min_size=2,
+                max_size=300))
+def test_sample_variance_is_numpys_to_the_bit(values: list[float]) -> None:
+    array = np.array(values)
+    assert sample_variance(array) == float(np.var(array, ddof=1))
 
 
 @given(st.integers(0, 40), st.floats(0.5, 50), st.floats(0.5, 50))
