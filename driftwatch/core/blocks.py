@@ -58,10 +58,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from driftwatch.core.sequential import normal_quantile
+
 if TYPE_CHECKING:
     import numpy.typing as npt
-
-from driftwatch.core.sequential import normal_quantile
 
 BLOCK_LIMIT = 100_000
 """Events a block may hold before it is dropped unclosed: bounds memory when one class stops
