@@ -152,11 +152,14 @@ def extract_release(commit: str, directory: Path) -> str | None:
 
 def run_command(argv: list[str], pythonpath: Path, out: Path) -> tuple[float, float]:
     """Run ``python argv`` as a child with ``PYTHONPATH=pythonpath`` and standard output in
-    ``out``; return its CPU time (user + system, from ``os.wait4``) and wall time, seconds."""
+    ``out``; return its CPU time (user + system, from ``os.wait4``) and wall time, seconds.
+    The child runs in ``out``'s directory: ``python -m`` puts its working directory first on
+    the module path, ahead of ``PYTHONPATH``, and this repository's must not be it."""
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     with out.open("wb") as stdout:
         start = time.perf_counter()
-        child = subprocess.Popen([sys.executable, *argv], stdout=stdout, env=env)
+        child = subprocess.Popen([sys.executable, *argv], stdout=stdout, env=env,
+                                 cwd=out.parent)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -181,6 +184,10 @@ def commands(quick: bool, repeats: int, directory: Path, files: dict[str, Path],
         expected["1 model, 10⁶"] = comparable(per_record_replay(
             str(files["1 model, 10⁶"]), EventFormat(), lambda _model: MonitorConfig(), 1000))
     versions = {"old": old, "today": REPOSITORY}
+    for pythonpath in versions.values():  # each child imports the version it is meant to
+        where = Path(directory, "where.txt")
+        run_command(["-c", "import driftwatch; print(driftwatch.__file__)"], pythonpath, where)
+        assert Path(where.read_text().strip()).is_relative_to(pythonpath), where.read_text()
     cpu: dict[tuple[str, str], list[float]] = {}
     wall: dict[tuple[str, str], list[float]] = {}
     same: dict[str, bool] = {}
