@@ -222,6 +222,7 @@ def commands(quick: bool, repeats: int, directory: Path, files: dict[str, Path],
               f"{old_cpu / new_cpu:.2f}× | {old_wall:.2f} | {new_wall:.2f} | "
               f"{old_wall / new_wall:.2f}× | {records / new_wall:,.0f} | "
               f"{'yes' if same[name] else '**NO**'} |")
+    print()
 
 
 def main(quick: bool = False) -> None:
