@@ -466,3 +466,15 @@ def test_blocks_watches_refuse_what_they_cannot_do() -> None:
         Watch("auc", floor=0.5, feed="blocks")
     with pytest.raises(ValueError, match="block_min_class"):
         MonitorConfig(block_min_class=1)
+
+
+@pytest.mark.parametrize("watches", [WATCHES, MonitorConfig().watches], ids=["window", "default"])
+def test_update_values_is_update(watches: tuple[Watch, ...]) -> None:
+    """The replay's path (the event's values, no Event) gives update's alarms and state."""
+    events = stream(seed=11, length=6000, drop_at=3000)
+    by_event = Monitor("m", config(watches=watches))
+    by_values = Monitor("m", config(watches=watches))
+    alarms = [by_event.update(e) for e in events]
+    assert any(alarms)
+    assert [by_values.update_values(e.y_true, e.y_score, e.y_pred, e.ts) for e in events] == alarms
+    assert repr(by_values.snapshot()) == repr(by_event.snapshot())
