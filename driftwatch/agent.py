@@ -563,6 +563,8 @@ class Agent:
             metrics.tls_keyfile else None
         self.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
                                             ready=lambda: self._ready,
+                                            not_ready_reasons=lambda: (
+                                                self._snapshot.operations.not_ready),
                                             basic_auth=basic_auth, tls=tls,
                                             max_connections=metrics.max_connections,
                                             request_timeout=metrics.request_timeout_seconds)

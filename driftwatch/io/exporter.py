@@ -936,6 +936,7 @@ class _App:
     collect_failing: threading.Event
     max_connections: int = MAX_CONNECTIONS
     request_timeout: float = REQUEST_TIMEOUT
+    not_ready_reasons: Callable[[], Iterable[str]] | None = None
 
 
 _TEXT = (("Content-Type", "text/plain; charset=utf-8"),)
@@ -982,7 +983,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self._ready():
                 self._reply(200, b"ready")
             else:
-                self._reply(503, b"not ready")
+                self._reply(503, self._not_ready_text())
         elif url.path == "/":
             self._reply(200, _LANDING_PAGE, (("Content-Type", "text/html; charset=utf-8"),))
         else:
@@ -999,6 +1000,18 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception:
             logger.warning("readiness check raised; reporting not ready", exc_info=True)
             return False
+
+    def _not_ready_text(self) -> bytes:
+        """``not ready``, with the reasons when the owner gives them (``not ready: kafka,
+        checkpoint``), so ``kubectl describe pod`` shows why without a metrics query."""
+        reasons_of = self.server.app.not_ready_reasons
+        try:
+            reasons = sorted(reasons_of()) if reasons_of is not None else []
+        except Exception:
+            logger.warning("not-ready reasons raised; answering without them", exc_info=True)
+            reasons = []
+        text = "not ready" + (": " + ", ".join(reasons) if reasons else "")
+        return text.encode("ascii", "replace")
 
     def _metrics(self, query: str) -> None:
         app = self.server.app
@@ -1142,6 +1155,8 @@ class MetricsServer:
         host: address to bind, e.g. ``"0.0.0.0"``, ``"::"`` or ``"127.0.0.1"``.
         port: TCP port; 0 picks a free one, see :attr:`port`.
         ready: readiness predicate, called on each ``/readyz`` from a server thread.
+        not_ready_reasons: optional, what keeps the agent not ready (e.g. ``kafka``,
+            ``checkpoint``), named in the 503 body of ``/readyz``.
         basic_auth: ``(user, password)`` required for ``/metrics``, or None; neither may be
             empty (configured auth is enforced auth).
         tls: ``(certfile, keyfile)`` PEM files to serve HTTPS (TLS 1.2 or newer), or None.
@@ -1159,6 +1174,7 @@ class MetricsServer:
         tls: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
         max_connections: int = MAX_CONNECTIONS,
         request_timeout: float = REQUEST_TIMEOUT,
+        not_ready_reasons: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an integer in 0..65535, got {port!r}")
@@ -1177,6 +1193,7 @@ class MetricsServer:
         self.host = host
         self.requested_port = port
         self.ready = ready
+        self.not_ready_reasons = not_ready_reasons
         self.basic_auth = basic_auth
         self.tls = tls
         self._server: _Server | None = None
@@ -1195,7 +1212,7 @@ class MetricsServer:
             user, password = self.basic_auth
             credentials = (_digest(user.encode()), _digest(password.encode()))
         app = _App(self.registry, self.ready, credentials, context, threading.Event(),
-                   self.max_connections, self.request_timeout)
+                   self.max_connections, self.request_timeout, self.not_ready_reasons)
         try:
             infos = socket.getaddrinfo(self.host, self.requested_port, type=socket.SOCK_STREAM,
                                        flags=socket.AI_PASSIVE)

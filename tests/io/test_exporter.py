@@ -539,6 +539,19 @@ def test_healthz_readyz_and_404(server: MetricsServer, agent: Agent) -> None:
     assert get(base(server) + "/metrics/x").status == 404
 
 
+def test_not_ready_body_names_the_reasons(agent: Agent) -> None:
+    reasons: set[str] = {"kafka", "checkpoint"}
+    agent.is_ready = False
+    with MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready,
+                       not_ready_reasons=lambda: reasons) as server:
+        answer = get(base(server) + "/readyz")
+        assert (answer.status, answer.text) == (503, "not ready: checkpoint, kafka")
+        reasons.clear()
+        assert get(base(server) + "/readyz").text == "not ready"
+        agent.is_ready = True
+        assert get(base(server) + "/readyz").text == "ready"
+
+
 def test_readiness_check_that_raises_means_not_ready(agent: Agent) -> None:
     def broken() -> bool:
         raise RuntimeError("boom")
