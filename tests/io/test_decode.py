@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import pytest
@@ -40,10 +39,6 @@ def decoded(value: bytes, key: bytes | None = None, fmt: EventFormat = FMT) -> D
     result = decode(value, key, fmt)
     assert isinstance(result, Decoded), result
     return result
-
-
-def test_docstring_examples() -> None:
-    assert doctest.testmod(decode_module).failed == 0
 
 
 def test_a_full_record() -> None:
