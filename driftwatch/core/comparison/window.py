@@ -356,7 +356,7 @@ class PairedWindow:
             for value in pair:
                 if value is None:
                     values.append(math.nan)
-                elif isinstance(value, numbers.Real) and 0.0 <= value <= 1.0:
+                elif isinstance(value, numbers.Real) and 0.0 <= float(value) <= 1.0:
                     values.append(float(value))
                 else:
                     raise ValueError(f"state block_aucs[{i}] must hold AUCs or null, got {pair!r}")
