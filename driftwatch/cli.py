@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 
 from driftwatch import __version__
 from driftwatch.arguments import add_config_argument, load_settings_or_report
+from driftwatch.compare.command import add_compare as _add_compare
 from driftwatch.demo import add_demo as _add_demo
 from driftwatch.exits import (
     EXIT_CHECKPOINT,
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(commands)
     _add_demo(commands)
     _add_replay(commands)
+    _add_compare(commands)
     # More commands are added here, each by its own _add_<command>(commands).
     return parser
 

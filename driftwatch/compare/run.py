@@ -1,0 +1,294 @@
+"""The comparison run: paired events into a paired window, and the whole run's tests.
+
+Per paired event: one :meth:`PairedWindow.update
+<driftwatch.core.comparison.window.PairedWindow.update>` (O(log d)) and five appends to
+compact arrays; every ``every`` events a sample of the window's statistics for the figure
+and the time table (DeLong over the window is the costly part, O(d log d) per sample). At
+the end, over all events: DeLong, McNemar and κ, the bootstrap interval, and the sign and
+Wilcoxon tests over every complete block; batch, mean block and mean prequential AUC of both.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from driftwatch.compare.pairing import PairedEvent, Pairer
+from driftwatch.core.comparison.statistics import (
+    BootstrapResult,
+    CrispComparison,
+    DeLongResult,
+    SignTestResult,
+    WilcoxonResult,
+    bootstrap_auc_difference,
+    cell,
+    crisp_comparison,
+    delong,
+    sign_test,
+    wilcoxon_signed_rank,
+)
+from driftwatch.core.comparison.window import PairedWindow
+from driftwatch.core.measures.block import average_auc, batch_auc, block_aucs
+from driftwatch.io.decode import Rejected
+from driftwatch.replay.sources import Record
+
+MAX_KEPT_BAD_RECORDS = 1000
+"""Bad records kept with their position; all are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class BadRecord:
+    """A record that did not become (half of) a paired event: where, and why."""
+
+    position: int
+    partition: int | None
+    reason: str
+    detail: str
+
+
+@dataclass(slots=True)
+class CompareSeries:
+    """The window's statistics every ``every`` paired events (for the figure and the table)."""
+
+    positions: list[int] = field(default_factory=list)
+    times: list[float | None] = field(default_factory=list)
+    champion_auc: list[float] = field(default_factory=list)
+    challenger_auc: list[float] = field(default_factory=list)
+    delong_p: list[float] = field(default_factory=list)
+    wilcoxon_p: list[float] = field(default_factory=list)
+    blocks: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class WholeRun:
+    """The tests over every paired event of the run."""
+
+    delong: DeLongResult
+    crisp: CrispComparison
+    bootstrap: BootstrapResult | None
+    block_aucs: tuple[tuple[float, float], ...]
+    sign: SignTestResult
+    wilcoxon: WilcoxonResult
+    batch_auc: tuple[float, float]
+    mean_block_auc: tuple[float, float]
+    mean_prequential_auc: tuple[float, float]
+
+
+@dataclass(slots=True)
+class CompareResult:
+    """Everything a comparison found."""
+
+    source: str
+    champion: str
+    challenger: str
+    window: int
+    block_size: int
+    thresholds: tuple[float, float]
+    records: int = 0
+    paired: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    bad_records: list[BadRecord] = field(default_factory=list)
+    series: CompareSeries = field(default_factory=CompareSeries)
+    final: dict[str, float] = field(default_factory=dict)
+    whole: WholeRun | None = None
+    seconds: float = 0.0
+
+    @property
+    def rejected_total(self) -> int:
+        return sum(self.rejected.values())
+
+
+class Comparison:
+    """Feeds records through a :class:`Pairer` into a paired window and keeps the run.
+
+    Parameters:
+        pairer: turns records into paired events.
+        names: how the report calls the champion and the challenger.
+        window: d, the prequential window of both models.
+        thresholds: the champion's and the challenger's crisp thresholds.
+        block_size: events per block for the block tests (default: ``window``).
+        blocks: recent blocks the running test uses.
+        every: sample the window's statistics every this many paired events (default
+            d / 10, at least 1).
+    """
+
+    def __init__(
+        self,
+        pairer: Pairer,
+        names: tuple[str, str] = ("champion", "challenger"),
+        *,
+        window: int = 1000,
+        thresholds: tuple[float, float] = (0.5, 0.5),
+        block_size: int | None = None,
+        blocks: int = 10,
+        every: int | None = None,
+    ) -> None:
+        self.pairer = pairer
+        self.names = names
+        self.paired_window = PairedWindow(
+            window, thresholds[0], thresholds[1], block_size=block_size, blocks=blocks
+        )
+        self.block_size = block_size or window
+        self.every = every or max(1, window // 10)
+        self.records = 0
+        self.rejected: dict[str, int] = {}
+        self.bad_records: list[BadRecord] = []
+        self.series = CompareSeries()
+        self._labels = array("b")
+        self._scores = (array("d"), array("d"))
+        self._cells = [0] * 8
+        self._prequential = [0.0, 0.0, 0]  # sums of both AUCs over full windows, and count
+
+    @property
+    def paired(self) -> int:
+        return len(self._labels)
+
+    def process(self, records: Iterable[Record]) -> None:
+        """Pair and feed every record."""
+        for record in records:
+            self.process_one(record)
+
+    def process_one(self, record: Record) -> None:
+        self.records += 1
+        outcome: PairedEvent | Rejected | None
+        if record.rejected is not None:
+            outcome = record.rejected
+        else:
+            outcome = self.pairer.feed(record.value, record.key, record.position)
+        if isinstance(outcome, Rejected):
+            self._reject(outcome, record.position, record.partition)
+        elif outcome is not None:
+            self._add(outcome)
+
+    def _reject(self, rejected: Rejected, position: int, partition: int | None) -> None:
+        self.rejected[rejected.reason] = self.rejected.get(rejected.reason, 0) + 1
+        if len(self.bad_records) < MAX_KEPT_BAD_RECORDS:
+            self.bad_records.append(
+                BadRecord(position, partition, rejected.reason, rejected.detail)
+            )
+
+    def _add(self, event: PairedEvent) -> None:
+        window = self.paired_window
+        window.update(
+            event.y_true,
+            event.champion_score,
+            event.challenger_score,
+            event.champion_pred,
+            event.challenger_pred,
+        )
+        self._labels.append(event.y_true)
+        self._scores[0].append(event.champion_score)
+        self._scores[1].append(event.challenger_score)
+        pred_a = event.champion_pred
+        if pred_a is None:
+            pred_a = int(event.champion_score >= window.champion.threshold)
+        pred_b = event.challenger_pred
+        if pred_b is None:
+            pred_b = int(event.challenger_score >= window.challenger.threshold)
+        self._cells[cell(event.y_true, pred_a, pred_b)] += 1
+        if len(window) == window.size:
+            a, b = window.champion.auc, window.challenger.auc
+            if not (math.isnan(a) or math.isnan(b)):
+                self._prequential[0] += a
+                self._prequential[1] += b
+                self._prequential[2] += 1
+        if self.paired % self.every == 0:
+            self._sample(event.position, event.ts)
+
+    def _sample(self, position: int, ts: float | None) -> None:
+        window, series = self.paired_window, self.series
+        series.positions.append(self.paired)
+        series.times.append(ts)
+        series.champion_auc.append(window.champion.auc)
+        series.challenger_auc.append(window.challenger.auc)
+        series.delong_p.append(window.delong().p_value)
+        _, wilcoxon = window.block_tests()
+        series.wilcoxon_p.append(wilcoxon.p_value if wilcoxon.n else math.nan)
+        series.blocks.append(len(window.block_aucs))
+
+    def result(
+        self,
+        source: str,
+        seconds: float = 0.0,
+        *,
+        replicates: int = 200,
+        confidence: float = 0.95,
+        seed: int = 0,
+    ) -> CompareResult:
+        """The run's result; the whole-run tests when at least one event was paired.
+
+        ``replicates`` = 0 skips the bootstrap.
+        """
+        unpaired = self.pairer.finish()
+        if unpaired:
+            self.rejected["unpaired"] = self.rejected.get("unpaired", 0) + unpaired
+        window = self.paired_window
+        result = CompareResult(
+            source,
+            self.names[0],
+            self.names[1],
+            window.size,
+            self.block_size,
+            (window.champion.threshold, window.challenger.threshold),
+            records=self.records,
+            paired=self.paired,
+            rejected=dict(self.rejected),
+            bad_records=list(self.bad_records),
+            series=self.series,
+            final=window.statistics() if self.paired else {},
+            seconds=seconds,
+        )
+        if self.paired:
+            result.whole = self._whole(replicates, confidence, seed)
+        return result
+
+    def _whole(self, replicates: int, confidence: float, seed: int) -> WholeRun:
+        labels = self._labels
+        a, b = self._scores
+        blocks_a = block_aucs(labels, a, self.block_size)
+        blocks_b = block_aucs(labels, b, self.block_size)
+        both_classes = 0 < sum(labels) < len(labels)
+        bootstrap = None
+        if replicates and both_classes:
+            bootstrap = bootstrap_auc_difference(
+                labels, a, b, replicates=replicates, confidence=confidence, seed=seed
+            )
+        total_a, total_b, count = self._prequential
+        full = int(count)
+        return WholeRun(
+            delong=delong(labels, a, b),
+            crisp=crisp_comparison(self._cells),
+            bootstrap=bootstrap,
+            block_aucs=tuple(zip(blocks_a, blocks_b, strict=True)),
+            sign=sign_test(blocks_a, blocks_b),
+            wilcoxon=wilcoxon_signed_rank(blocks_a, blocks_b),
+            batch_auc=(batch_auc(labels, a), batch_auc(labels, b)),
+            mean_block_auc=(average_auc(blocks_a), average_auc(blocks_b)),
+            mean_prequential_auc=(
+                (total_a / full, total_b / full) if full else (math.nan, math.nan)
+            ),
+        )
+
+
+def run(
+    records: Iterable[Record],
+    comparison: Comparison,
+    source: str,
+    *,
+    replicates: int = 200,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> CompareResult:
+    """Process every record, then compute the result (the options go to ``result``)."""
+    started = time.perf_counter()
+    comparison.process(records)
+    return comparison.result(
+        source,
+        time.perf_counter() - started,
+        replicates=replicates,
+        confidence=confidence,
+        seed=seed,
+    )
