@@ -228,3 +228,21 @@ def test_undefined_values_are_null_in_json(
     assert document["verdict"] == "undecided"
     assert document["whole_run"]["bootstrap"] is None
     assert not math.isnan(document["whole_run"]["accuracy"][0])
+
+
+def test_min_difference_and_html(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, matplotlib_available: None
+) -> None:
+    page = tmp_path / "compare.html"
+    # The example's AUC difference is 0.034: significant, and below 0.05 it is negligible.
+    document = compare_json(capsys, str(SAMPLE), *FIELDS, "--min-difference", "0.05")
+    assert document["verdict"] == "negligible"
+    assert compare_json(capsys, str(SAMPLE), *FIELDS, "--min-difference", "0.03")["verdict"] == (
+        "better"
+    )
+    assert main(["compare", str(SAMPLE), *FIELDS, "--bootstrap", "0", "--plot", str(page)]) == 0
+    text = capsys.readouterr().out
+    assert "bootstrap" not in text
+    content = page.read_text()
+    assert content.startswith("<!doctype html>") and "data:image/png;base64," in content
+    assert "significantly better" in content

@@ -53,6 +53,13 @@ def _finite(text: str) -> float:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
 def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``compare`` sub-command to the CLI's sub-parsers."""
     from driftwatch.cli import add_config_argument  # here: cli imports this module
@@ -164,6 +171,15 @@ def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--confidence", type=_probability, default=0.95, help="interval coverage (default 0.95)"
     )
     stats.add_argument("--alpha", type=_probability, default=0.05, help="significance level")
+    stats.add_argument(
+        "--min-difference",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="X",
+        help="the smallest AUC difference that matters: a significant difference below it "
+        "is reported as negligible (default 0). On a long run every test finds tiny real "
+        "differences significant",
+    )
     stats.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed")
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="one JSON document instead of text")
@@ -319,15 +335,29 @@ def _compare(
             file=sys.stderr,
         )
     if args.json:
-        print(json.dumps(to_json(result, alpha=args.alpha), indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                to_json(result, alpha=args.alpha, min_difference=args.min_difference),
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
-        print(render_text(result, alpha=args.alpha, time_rows=args.time_rows), end="")
+        print(
+            render_text(
+                result,
+                alpha=args.alpha,
+                min_difference=args.min_difference,
+                time_rows=args.time_rows,
+            ),
+            end="",
+        )
     sys.stdout.flush()
     if result.records and not result.paired:
         return _fail(_nothing_paired(result, fmt, pairing), EXIT_NOTHING_PAIRED)
     if args.plot and status == EXIT_OK:
         try:
-            write_plot(result, args.plot, alpha=args.alpha)
+            write_plot(result, args.plot, alpha=args.alpha, min_difference=args.min_difference)
         except OSError as exc:
             return _fail(f"--plot {args.plot}: cannot write: {exc.strerror or exc}")
         print(f"driftwatch compare: figure written to {args.plot}", file=sys.stderr)

@@ -34,14 +34,18 @@ P_FLOOR = 1e-12
 """p-values below this are drawn at it (a log axis has no 0)."""
 
 
-def write_plot(result: CompareResult, path: str, *, alpha: float = 0.05) -> None:
+def write_plot(
+    result: CompareResult, path: str, *, alpha: float = 0.05, min_difference: float = 0.0
+) -> None:
     """Draw the figure of ``result`` into ``path`` (``.png``, ``.svg`` or ``.html``)."""
     kind = plot_kind(path)
     figure = _figure(result, alpha)
     if kind == ".html":
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-        Path(path).write_text(_html(result, buffer.getvalue(), alpha), encoding="utf-8")
+        Path(path).write_text(
+            _html(result, buffer.getvalue(), alpha, min_difference), encoding="utf-8"
+        )
     elif kind == ".svg":
         figure.savefig(path, format="svg", metadata={"Date": None})
     else:
@@ -141,10 +145,10 @@ def _name(model: str, role: str) -> str:
     return role if model == role else f"{role} {model}"
 
 
-def _html(result: CompareResult, png: bytes, alpha: float) -> str:
+def _html(result: CompareResult, png: bytes, alpha: float, min_difference: float) -> str:
     title = f"driftwatch compare · {result.source}"
     image = base64.b64encode(png).decode("ascii")
-    summary = html.escape(render_text(result, alpha=alpha))
+    summary = html.escape(render_text(result, alpha=alpha, min_difference=min_difference))
     return f"""<!doctype html>
 <html lang="en">
 <head>

@@ -134,18 +134,32 @@ def _components(
     """Half-credit structural components of one model: V10·2N per positive, V01·2P per negative.
 
     A positive's V10 is the share of negatives it outranks (ties count ½); a negative's V01 is
-    the share of positives that outrank it. Both are counted by binary search in the other
-    class's sorted scores, in half-credits so they are integers: for a positive x,
-    2·#(neg < x) + #(neg = x) = searchsorted(left) + searchsorted(right).
+    the share of positives that outrank it. Both come from one sort of all the scores: with
+    the scores grouped by value, a positive in group g earns 2·(negatives below g) +
+    (negatives in g) half-credits, which is (negatives before g) + (negatives through g);
+    symmetrically for a negative against the positives above it. Integers, so exact.
     """
-    pos = scores[positive]
-    neg = scores[~positive]
-    neg_sorted = np.sort(neg)
-    pos_sorted = np.sort(pos)
-    v10 = np.searchsorted(neg_sorted, pos, "left") + np.searchsorted(neg_sorted, pos, "right")
-    below = np.searchsorted(pos_sorted, neg, "left") + np.searchsorted(pos_sorted, neg, "right")
-    v01 = 2 * pos.size - below
-    return v10.astype(np.int64), v01.astype(np.int64)
+    n = scores.size
+    order = np.argsort(scores)
+    ordered = scores[order]
+    is_positive = positive[order]
+    starts_group = np.empty(n, dtype=np.bool_)
+    starts_group[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts_group[1:])
+    group = np.cumsum(starts_group) - 1
+    starts = np.flatnonzero(starts_group)
+    ends = np.append(starts[1:], n) - 1
+    negatives = np.cumsum(~is_positive, dtype=np.int64)
+    positives = np.cumsum(is_positive, dtype=np.int64)
+    neg_credit = negatives[ends] + negatives[starts] - (~is_positive[starts])
+    pos_credit = positives[ends] + positives[starts] - is_positive[starts]
+    total_positive = positives[-1]
+    credit = np.where(
+        is_positive, neg_credit[group], 2 * total_positive - pos_credit[group]
+    ).astype(np.int64)
+    values = np.empty(n, dtype=np.int64)
+    values[order] = credit
+    return values[positive], values[~positive]
 
 
 def delong(y_true: object, champion: object, challenger: object) -> DeLongResult:
