@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kafka import KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
 from sklearn.metrics import roc_auc_score
 
 from driftwatch.cli import main
@@ -48,7 +50,7 @@ def sample_records() -> list[dict[str, Any]]:
 
 
 def compare_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
-    status = main(["compare", *argv, "--json", "--bootstrap", "50"])
+    status = main(["compare", *argv, "--json", "--replicates", "50"])
     out = capsys.readouterr().out
     assert status == 0, out
     document: dict[str, Any] = json.loads(out)
@@ -97,7 +99,7 @@ def test_example_against_independent_computations(
 
 
 def test_markdown_summary(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["compare", str(SAMPLE), *FIELDS, "--bootstrap", "20", "--time-rows", "3"]) == 0
+    assert main(["compare", str(SAMPLE), *FIELDS, "--replicates", "20", "--time-rows", "3"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("## Challenger against champion\n")
     assert (
@@ -240,9 +242,53 @@ def test_min_difference_and_html(
     assert compare_json(capsys, str(SAMPLE), *FIELDS, "--min-difference", "0.03")["verdict"] == (
         "better"
     )
-    assert main(["compare", str(SAMPLE), *FIELDS, "--bootstrap", "0", "--plot", str(page)]) == 0
+    assert main(["compare", str(SAMPLE), *FIELDS, "--replicates", "0", "--plot", str(page)]) == 0
     text = capsys.readouterr().out
     assert "bootstrap" not in text
     content = page.read_text()
     assert content.startswith("<!doctype html>") and "data:image/png;base64," in content
     assert "significantly better" in content
+
+
+def test_kafka_topic_range_compares_like_the_file(
+    broker: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each model's records on a real broker (keyed by model), joined by id; offsets
+    [500, 2500) of the one partition are the file's events 250–1249."""
+    records = sample_records()[:2000]
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        admin.create_topics([NewTopic("shadow", 1, 1)])
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    try:
+        for i, r in enumerate(records):
+            for model, score in (("v1", r["score"]), ("v2", r["challenger_score"])):
+                value = json.dumps({"label": r["label"], "score": score, "id": i, "model": model})
+                producer.send("shadow", value=value.encode(), partition=0)
+        producer.send("shadow", value=b"{oops", partition=0)
+        producer.flush(timeout=10)
+    finally:
+        producer.close(timeout=5)
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records[250:1250]))
+    join = ["--join", "id", "--champion", "v1", "--challenger", "v2"]
+    kafka = ["--kafka-topic", "shadow", "--bootstrap", broker.bootstrap]
+    from_kafka = compare_json(capsys, *kafka, "--from-offset", "500", "--to-offset", "2500", *join)
+    from_file = compare_json(capsys, str(path), *FIELDS)
+    assert (from_kafka["records"], from_kafka["paired"]) == (2000, 1000)
+    assert from_kafka["whole_run"] == from_file["whole_run"]
+    everything = compare_json(capsys, *kafka, *join)
+    assert everything["paired"] == 2000
+    assert everything["rejected"] == {"not_json": 1}
+    assert everything["bad_records"] == [
+        {
+            "position": 4000,
+            "partition": 0,
+            "reason": "not_json",
+            "detail": everything["bad_records"][0]["detail"],
+        }
+    ]
+    assert main(["compare", *kafka, str(path), *FIELDS]) == 2
+    assert "give a FILE or --kafka-topic (one of them)" in capsys.readouterr().err

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from driftwatch.compare.run import CompareResult, Comparison
     from driftwatch.io.decode import EventFormat
     from driftwatch.replay.sources import Source
+    from driftwatch.settings import Settings
 
 EXIT_OK = 0
 EXIT_NOTHING_PAIRED = 1
@@ -92,6 +93,7 @@ def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     parser.add_argument(
         "file",
+        nargs="?",
         metavar="FILE",
         help="recorded events: JSON Lines (.jsonl, .ndjson; '-' reads standard input) or "
         "CSV (.csv, with a header row)",
@@ -105,6 +107,20 @@ def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="CSV columns by role (label, score, prediction, ts, model), as for replay",
     )
     source.add_argument("--delimiter", default=",", metavar="CHAR", help="CSV separator")
+    kafka = parser.add_argument_group("Kafka topic range (instead of FILE)")
+    kafka.add_argument("--kafka-topic", metavar="TOPIC", help="read this topic's records")
+    kafka.add_argument(
+        "--bootstrap",
+        metavar="HOST:PORT[,...]",
+        help="brokers (default: kafka.bootstrap_servers of the settings, with its security "
+        "options)",
+    )
+    kafka.add_argument(
+        "--from-offset", type=non_negative_int, metavar="N", help="first offset per partition"
+    )
+    kafka.add_argument(
+        "--to-offset", type=non_negative_int, metavar="N", help="stop before this offset"
+    )
     pairing = parser.add_argument_group("pairing")
     pairing.add_argument(
         "--challenger-score", metavar="FIELD", help="the challenger's score field (column)"
@@ -161,7 +177,7 @@ def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     stats = parser.add_argument_group("statistics")
     stats.add_argument(
-        "--bootstrap",
+        "--replicates",
         type=non_negative_int,
         default=200,
         metavar="K",
@@ -212,6 +228,8 @@ def compare_command(args: argparse.Namespace) -> int:
     from driftwatch.compare.run import Comparison
     from driftwatch.replay.sources import SourceError
 
+    if (args.file is None) == (args.kafka_topic is None):
+        return _fail("give a FILE or --kafka-topic (one of them)")
     try:
         pairing = _pairing(args)
     except ValueError as exc:
@@ -238,9 +256,9 @@ def compare_command(args: argparse.Namespace) -> int:
         if args.plot:
             check_plot(args.plot)
         fmt = settings.events.event_format()
-        if fmt.model_source == "key":
+        if fmt.model_source == "key" and args.kafka_topic is None:
             fmt = replace(fmt, model_source="field")  # files have no record keys
-        source = _source(args, fmt, pairing)
+        source = _source(args, settings, fmt, pairing)
     except (PlotError, SourceError) as exc:
         return _fail(str(exc))
     fmt = getattr(source, "fmt", fmt)
@@ -288,10 +306,29 @@ def _pairing(args: argparse.Namespace) -> Pairing:
     )
 
 
-def _source(args: argparse.Namespace, fmt: EventFormat, pairing: Pairing) -> Source:
+def _source(
+    args: argparse.Namespace, settings: Settings, fmt: EventFormat, pairing: Pairing
+) -> Source:
     from driftwatch.compare.sources import PairedCsvSource
-    from driftwatch.replay.sources import JsonLinesSource, SourceError, detect_format, parse_columns
+    from driftwatch.replay.sources import (
+        JsonLinesSource,
+        KafkaRangeSource,
+        SourceError,
+        detect_format,
+        parse_columns,
+    )
 
+    if args.kafka_topic is not None:
+        if args.format or args.columns:
+            raise SourceError("--format and --columns apply to files, not --kafka-topic")
+        config = settings.kafka.consumer_config()
+        if args.bootstrap:
+            config["bootstrap_servers"] = [s.strip() for s in args.bootstrap.split(",")]
+        return KafkaRangeSource(
+            args.kafka_topic, config, from_offset=args.from_offset, to_offset=args.to_offset
+        )
+    if args.bootstrap or args.from_offset is not None or args.to_offset is not None:
+        raise SourceError("--bootstrap, --from-offset and --to-offset need --kafka-topic")
     kind = detect_format(args.file, args.format)
     if kind == "csv":
         delimiter = "\t" if args.delimiter in ("\\t", "tab") else args.delimiter
@@ -325,7 +362,7 @@ def _compare(
     result = comparison.result(
         source.name,
         time.perf_counter() - started,
-        replicates=args.bootstrap,
+        replicates=args.replicates,
         confidence=args.confidence,
         seed=args.seed,
     )
@@ -365,6 +402,8 @@ def _compare(
 
 
 def _nothing_paired(result: CompareResult, fmt: EventFormat, pairing: Pairing) -> str:
+    from driftwatch.compare.report import where
+
     reasons = ", ".join(f"{k} {v:,}" for k, v in result.rejected.items())
     expected = [fmt.label_field, fmt.score_field]
     if pairing.mode == "fields":
@@ -372,7 +411,11 @@ def _nothing_paired(result: CompareResult, fmt: EventFormat, pairing: Pairing) -
     else:
         expected += [fmt.model_field, pairing.id_field or ""]
     example = next((b for b in result.bad_records if b.reason != "other_model"), None)
-    detail = f"; first: line {example.position}: {example.detail}" if example else ""
+    detail = (
+        f"; first: {where(example.position, example.partition)}: {example.detail}"
+        if example
+        else ""
+    )
     return (
         f"no record became a paired event ({reasons}){detail}. Expected fields: "
         f"{', '.join(expected)}"

@@ -28,6 +28,9 @@ from driftwatch.compare.run import CompareResult, WholeRun
 MIN_BLOCKS_FOR_VERDICT = 6
 """Wilcoxon's exact two-sided p-value can reach 0.05 only from 6 nonzero differences on."""
 
+SHOWN_BAD_RECORDS = 5
+"""Rejected records listed in the summary (all are counted; ``--json`` lists up to 1000)."""
+
 TIME_ROWS = 10
 """Rows of the over-time table (evenly spaced samples; ``--json`` has them all)."""
 
@@ -50,6 +53,13 @@ def p_value(value: float | None) -> str:
     if value < 1e-4:
         return f"{value:.1e}"
     return f"{value:.4f}"
+
+
+def where(position: int, partition: int | None) -> str:
+    """``line 12`` for a file, ``partition 0 offset 12`` for Kafka."""
+    return (
+        f"line {position:,}" if partition is None else f"partition {partition} offset {position:,}"
+    )
 
 
 def _time(ts: float | None) -> str:
@@ -140,6 +150,13 @@ def render_text(
         f"thresholds {result.thresholds[0]:g} / {result.thresholds[1]:g}.",
         "",
     ]
+    if result.bad_records:
+        shown = result.bad_records[:SHOWN_BAD_RECORDS]
+        lines += [
+            f"Rejected records (first {len(shown)}):",
+            *(f"- {where(b.position, b.partition)}: {b.reason}: {b.detail}" for b in shown),
+            "",
+        ]
     whole = result.whole
     if whole is None:
         return "\n".join([*lines, "No event was paired: nothing to compare.", ""])
