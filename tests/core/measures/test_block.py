@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from driftwatch.core.measures import block
-from driftwatch.core.measures.block import average_auc, batch_auc, block_aucs
+from driftwatch.core.measures.block import BlockAUCs, average_auc, batch_auc, block_aucs
 from tests.core.measures.test_paper_000 import D, arrivals, in_arrival_order
 
 
@@ -70,3 +70,28 @@ def test_block_aucs_equal_sklearn_per_block(events: list[tuple[int, int]], size:
             assert math.isnan(value)
         else:
             assert value == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 9)), max_size=80),
+    st.integers(1, 12),
+)
+def test_streaming_block_aucs_equal_the_function(events: list[tuple[int, int]], size: int) -> None:
+    labels = [y for y, _ in events]
+    scores = [s / 9 for _, s in events]
+    blocks = BlockAUCs(size)
+    for y, s in zip(labels, scores, strict=True):
+        blocks.update(y, s)
+    expected = block_aucs(labels, scores, size)
+    assert len(blocks.values) == len(expected)
+    assert all(
+        (math.isnan(a) and math.isnan(b)) or a == b
+        for a, b in zip(blocks.values, expected, strict=True)
+    )
+    if labels:
+        batch = batch_auc(labels, scores)
+        assert (math.isnan(batch) and math.isnan(blocks.batch_auc)) or batch == blocks.batch_auc
+    with pytest.raises(ValueError, match="y_score"):
+        blocks.update(1, math.nan)
+    assert math.isnan(BlockAUCs(size, batch=False).batch_auc)
