@@ -196,9 +196,9 @@ class Comparison:
                 self._prequential[1] += b
                 self._prequential[2] += 1
         if self.paired % self.every == 0:
-            self._sample(event.position, event.ts)
+            self._sample(event.ts)
 
-    def _sample(self, position: int, ts: float | None) -> None:
+    def _sample(self, ts: float | None) -> None:
         window, series = self.paired_window, self.series
         series.positions.append(self.paired)
         series.times.append(ts)
