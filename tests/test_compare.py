@@ -292,3 +292,23 @@ def test_kafka_topic_range_compares_like_the_file(
     ]
     assert main(["compare", *kafka, str(path), *FIELDS]) == 2
     assert "give a FILE or --kafka-topic (one of them)" in capsys.readouterr().err
+
+
+def test_x_axis(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, matplotlib_available: None
+) -> None:
+    untimed = tmp_path / "untimed.jsonl"
+    untimed.write_text(
+        "".join(
+            json.dumps({k: v for k, v in r.items() if k != "ts"}) + "\n"
+            for r in sample_records()[:3000]
+        )
+    )
+    figure = tmp_path / "figure.svg"
+    assert main(["compare", str(untimed), *FIELDS, "--plot", str(figure), "--x-axis", "time"]) == 0
+    err = capsys.readouterr().err
+    assert "--x-axis time: drawn over paired events" in err
+    assert "paired events" in figure.read_text()
+    assert main(["compare", str(SAMPLE), *FIELDS, "--plot", str(figure), "--replicates", "0"]) == 0
+    capsys.readouterr()
+    assert "event time (UTC)" in figure.read_text()

@@ -206,6 +206,13 @@ def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "(needs the plot extra)",
     )
     output.add_argument(
+        "--x-axis",
+        choices=("auto", "events", "time"),
+        default="auto",
+        help="the figure's x axis: event time (UTC), paired events, or auto (time when "
+        "every sampled event carries one; the default)",
+    )
+    output.add_argument(
         "--time-rows",
         type=non_negative_int,
         default=10,
@@ -394,10 +401,22 @@ def _compare(
         return _fail(_nothing_paired(result, fmt, pairing), EXIT_NOTHING_PAIRED)
     if args.plot and status == EXIT_OK:
         try:
-            write_plot(result, args.plot, alpha=args.alpha, min_difference=args.min_difference)
+            timed = write_plot(
+                result,
+                args.plot,
+                alpha=args.alpha,
+                min_difference=args.min_difference,
+                x_axis=args.x_axis,
+            )
         except OSError as exc:
             return _fail(f"--plot {args.plot}: cannot write: {exc.strerror or exc}")
         print(f"driftwatch compare: figure written to {args.plot}", file=sys.stderr)
+        if args.x_axis == "time" and not timed:
+            print(
+                "driftwatch compare: --x-axis time: drawn over paired events, since not every "
+                f"sampled record carries an event time (field {fmt.time_field!r})",
+                file=sys.stderr,
+            )
     return status
 
 

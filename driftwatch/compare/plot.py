@@ -17,8 +17,9 @@ import base64
 import html
 import io
 import math
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from driftwatch.compare.report import render_text
 from driftwatch.compare.run import CompareResult
@@ -34,12 +35,33 @@ P_FLOOR = 1e-12
 """p-values below this are drawn at it (a log axis has no 0)."""
 
 
+XAxis = Literal["auto", "events", "time"]
+X_AXES: tuple[XAxis, ...] = ("auto", "events", "time")
+
+
+def over_time(result: CompareResult, x_axis: XAxis) -> bool:
+    """Whether to draw over event time: asked for (``time``) or by default (``auto``), when
+    every sampled event carried a time and they span more than an instant."""
+    times = result.series.times
+    if x_axis == "events" or not times or any(t is None for t in times):
+        return False
+    known = [t for t in times if t is not None]
+    return max(known) > min(known)
+
+
 def write_plot(
-    result: CompareResult, path: str, *, alpha: float = 0.05, min_difference: float = 0.0
-) -> None:
-    """Draw the figure of ``result`` into ``path`` (``.png``, ``.svg`` or ``.html``)."""
+    result: CompareResult,
+    path: str,
+    *,
+    alpha: float = 0.05,
+    min_difference: float = 0.0,
+    x_axis: XAxis = "auto",
+) -> bool:
+    """Draw the figure of ``result`` into ``path`` (``.png``, ``.svg`` or ``.html``); return
+    whether it is drawn over event time (UTC) rather than over paired events."""
     kind = plot_kind(path)
-    figure = _figure(result, alpha)
+    timed = over_time(result, x_axis)
+    figure = _figure(result, alpha, timed)
     if kind == ".html":
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
@@ -50,9 +72,11 @@ def write_plot(
         figure.savefig(path, format="svg", metadata={"Date": None})
     else:
         figure.savefig(path, format="png", dpi=130, metadata={"Software": None})
+    return timed
 
 
-def _figure(result: CompareResult, alpha: float) -> Any:
+def _figure(result: CompareResult, alpha: float, timed: bool) -> Any:
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
@@ -81,9 +105,15 @@ def _figure(result: CompareResult, alpha: float) -> Any:
         main.set_axis_off()
         tests.set_axis_off()
         return figure
-    x = series.positions
+    x: list[Any] = (
+        [_utc(t) for t in series.times if t is not None] if timed else list(series.positions)
+    )
     main.plot(
-        x, series.champion_auc, color=CHAMPION_COLOR, lw=1.6, label=f"champion {result.champion}"
+        x,
+        series.champion_auc,
+        color=CHAMPION_COLOR,
+        lw=1.6,
+        label=_name(result.champion, "champion"),
     )
     main.plot(
         x,
@@ -95,7 +125,12 @@ def _figure(result: CompareResult, alpha: float) -> Any:
     if result.whole is not None:
         size = result.block_size
         for k, (a, b) in enumerate(result.whole.block_aucs):
-            span = (k * size, (k + 1) * size)
+            start, end = result.whole.block_times[k]
+            span: tuple[Any, Any] = (k * size, (k + 1) * size)
+            if timed:
+                if math.isnan(start) or math.isnan(end):
+                    continue
+                span = (_utc(start), _utc(end))
             for value, color in ((a, CHAMPION_COLOR), (b, CHALLENGER_COLOR)):
                 if not math.isnan(value):
                     main.plot(
@@ -104,7 +139,7 @@ def _figure(result: CompareResult, alpha: float) -> Any:
         main.plot([], [], color="#6c757d", lw=3.0, alpha=0.35, label=f"block AUC ({size:,} events)")
     main.set_title(
         f"prequential AUC over the same window of d = {result.window:,} events, "
-        f"sampled every {x[1] - x[0] if len(x) > 1 else x[0]:,}",
+        f"sampled every {result.every:,} paired events",
         loc="left",
         fontsize=10.5,
     )
@@ -128,16 +163,26 @@ def _figure(result: CompareResult, alpha: float) -> Any:
     tests.set_yscale("log")
     tests.set_ylim(top=1.5)
     tests.set_ylabel("p-value (two-sided)")
-    tests.set_xlabel("paired events")
-    tests.xaxis.set_major_formatter(
-        FuncFormatter(lambda v, _pos: f"{v / 1000:g}k" if abs(v) >= 1000 else f"{v:g}")
-    )
+    if timed:
+        tests.set_xlabel("event time (UTC)")
+        locator = AutoDateLocator()  # type: ignore[no-untyped-call]
+        tests.xaxis.set_major_locator(locator)
+        tests.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+    else:
+        tests.set_xlabel("paired events")
+        tests.xaxis.set_major_formatter(
+            FuncFormatter(lambda v, _pos: f"{v / 1000:g}k" if abs(v) >= 1000 else f"{v:g}")
+        )
     tests.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8.5, frameon=False)
-    main.set_xlim(0, x[-1])
+    main.set_xlim(x[0] if timed else 0, x[-1])
     for axes in (main, tests):
         for side in ("top", "right"):
             axes.spines[side].set_visible(False)
     return figure
+
+
+def _utc(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
 
 
 def _name(model: str, role: str) -> str:

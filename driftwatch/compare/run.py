@@ -70,6 +70,8 @@ class WholeRun:
     crisp: CrispComparison
     bootstrap: BootstrapResult | None
     block_aucs: tuple[tuple[float, float], ...]
+    block_times: tuple[tuple[float, float], ...]
+    """Event time of each block's first and last event (NaN where an event had none)."""
     sign: SignTestResult
     wilcoxon: WilcoxonResult
     batch_auc: tuple[float, float]
@@ -87,6 +89,7 @@ class CompareResult:
     window: int
     block_size: int
     thresholds: tuple[float, float]
+    every: int = 1
     records: int = 0
     paired: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
@@ -139,6 +142,7 @@ class Comparison:
         self.series = CompareSeries()
         self._labels = array("b")
         self._scores = (array("d"), array("d"))
+        self._times = array("d")  # NaN for an event without a time
         self._cells = [0] * 8
         self._prequential = [0.0, 0.0, 0]  # sums of both AUCs over full windows, and count
 
@@ -182,6 +186,7 @@ class Comparison:
         self._labels.append(event.y_true)
         self._scores[0].append(event.champion_score)
         self._scores[1].append(event.challenger_score)
+        self._times.append(math.nan if event.ts is None else event.ts)
         pred_a = event.champion_pred
         if pred_a is None:
             pred_a = int(event.champion_score >= window.champion.threshold)
@@ -233,6 +238,7 @@ class Comparison:
             window.size,
             self.block_size,
             (window.champion.threshold, window.challenger.threshold),
+            every=self.every,
             records=self.records,
             paired=self.paired,
             rejected=dict(self.rejected),
@@ -246,7 +252,7 @@ class Comparison:
         return result
 
     def _whole(self, replicates: int, confidence: float, seed: int) -> WholeRun:
-        labels = self._labels
+        labels, times, size = self._labels, self._times, self.block_size
         a, b = self._scores
         blocks_a = block_aucs(labels, a, self.block_size)
         blocks_b = block_aucs(labels, b, self.block_size)
@@ -263,6 +269,9 @@ class Comparison:
             crisp=crisp_comparison(self._cells),
             bootstrap=bootstrap,
             block_aucs=tuple(zip(blocks_a, blocks_b, strict=True)),
+            block_times=tuple(
+                (times[k * size], times[(k + 1) * size - 1]) for k in range(len(blocks_a))
+            ),
             sign=sign_test(blocks_a, blocks_b),
             wilcoxon=wilcoxon_signed_rank(blocks_a, blocks_b),
             batch_auc=(batch_auc(labels, a), batch_auc(labels, b)),
