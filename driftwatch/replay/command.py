@@ -119,6 +119,12 @@ def add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the figure's x axis: each model's event count, or event time (UTC) to compare "
              "with incidents by the clock; auto (default): time when every sampled record "
              "carries one (the settings' ts field), else the event count")
+    output.add_argument(
+        "--block-auc", type=positive_int, metavar="N",
+        help="also report each model's AUC per block of N events (tumbling windows, as a "
+             "periodic batch report computes it) and over all events (batch AUC), beside "
+             "the prequential AUC; the batch AUC keeps every score in memory",
+    )
     output.add_argument("--model", action="append", metavar="MODEL",
                         help="draw only this model (repeatable); default: every model, at "
                              "most 8")
@@ -255,6 +261,7 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
             fmt, settings.monitoring.monitor_config, settings.limits.max_models,
             series_models=(set(args.model) if args.model else None) if plotting else (),
             measures=measures, on_bad=on_bad if share is None else None, share=share,
+            block_size=args.block_auc,
         )
 
     if isinstance(source, JsonLinesSource) and (jobs := jobs_for(source.name, fmt,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from driftwatch.core.measures.block import average_auc
 from driftwatch.core.monitor import MEASURES
 from driftwatch.replay.run import BadRecord, ReplayAlarm, ReplayResult
 
@@ -80,7 +81,20 @@ def render_text(result: ReplayResult, kafka: bool = False) -> str:
             for name in MEASURES
         ]
         lines += _table(["measure", "raw", "normalized", "threshold"], rows, {1, 2, 3})
+        if model in result.block_aucs:
+            lines.append(_auc_views(result, model, snapshot.values.get("auc")))
     return "\n".join(lines) + "\n"
+
+
+def _auc_views(result: ReplayResult, model: str, prequential: float | None) -> str:
+    """The model's AUC as a batch report and a periodic report would give it, next to the
+    prequential value (paper 000 §4): they differ most when the stream drifts."""
+    blocks = result.block_aucs[model]
+    defined = [v for v in blocks if not math.isnan(v)]
+    spread = f" (min {number(min(defined))}, max {number(max(defined))})" if defined else ""
+    return (f"  AUC views: batch {number(result.batch_aucs.get(model))} over all events; block "
+            f"{number(average_auc(blocks))} = mean of {len(defined):,} blocks of "
+            f"{result.block_size:,}{spread}; prequential {number(prequential)} (last window)")
 
 
 def alarm_header(kafka: bool) -> list[str]:
@@ -173,7 +187,20 @@ def to_json(result: ReplayResult) -> dict[str, Any]:
                 "normalized": {name: _finite(v) for name, v in s.normalized.items()},
                 "thresholds": {name: _finite(v) for name, v in s.thresholds.items()},
                 "detectors": {f"{m}/{d}": state for (m, d), state in s.detector_states.items()},
+                **_views_json(result, model),
             }
             for model, s in result.snapshots.items()
         },
+    }
+
+
+def _views_json(result: ReplayResult, model: str) -> dict[str, Any]:
+    """``block_auc`` and ``batch_auc`` of a model, when the replay kept them."""
+    if model not in result.block_aucs:
+        return {}
+    blocks = result.block_aucs[model]
+    return {
+        "block_auc": {"size": result.block_size, "values": [_finite(v) for v in blocks],
+                      "mean": _finite(average_auc(blocks))},
+        "batch_auc": _finite(result.batch_aucs.get(model)),
     }

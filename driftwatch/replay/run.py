@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected
 from driftwatch.replay.fastdecode import FastDecoder, plain_event
@@ -77,6 +78,12 @@ class ReplayResult:
     fields_seen: tuple[str, ...] = ()
     """The top-level fields of the first rejected JSON objects, in order of appearance
     (collected only while no record has become an event)."""
+    block_size: int | None = None
+    """The block length of ``block_aucs`` (None: block and batch AUC were not asked for)."""
+    block_aucs: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Each model's AUC per complete block of ``block_size`` events (NaN: one class)."""
+    batch_aucs: dict[str, float] = field(default_factory=dict)
+    """Each model's AUC over all its events (paper 000's batch AUC)."""
 
     @property
     def rejected_total(self) -> int:
@@ -102,12 +109,16 @@ class Replay:
         share: ``(k, n)``: process only share k of n of a JSON Lines file (the models whose
             rank by first event is k modulo n, and the rejected lines whose number is);
             :func:`merge` joins the n results. None: everything.
+        block_size: also keep each model's block AUC over consecutive blocks of this many
+            events, and its batch AUC over all events (paper 000 §4; the batch AUC holds
+            every score in memory). None: neither.
     """
 
     def __init__(self, fmt: EventFormat, config_for: Callable[[str], MonitorConfig],
                  max_models: int, *, series_models: Collection[str] | None = (),
                  measures: tuple[str, ...] | None = None, on_bad: OnBad | None = None,
-                 on_alarm: OnAlarm | None = None, share: tuple[int, int] | None = None) -> None:
+                 on_alarm: OnAlarm | None = None, share: tuple[int, int] | None = None,
+                 block_size: int | None = None) -> None:
         self._fmt = fmt
         self._decoder = FastDecoder(fmt)
         self._decode = self._decoder.__call__
@@ -119,6 +130,8 @@ class Replay:
         self._on_alarm = on_alarm
         self._monitors: dict[str, Monitor] = {}
         self._recorders: dict[str, SeriesRecorder] = {}
+        self._block_size = block_size
+        self._blocks: dict[str, BlockAUCs] = {}
         self.records = 0
         self.events = 0
         self.alarm_count = 0
@@ -153,6 +166,7 @@ class Replay:
         values = self._decoder.values
         monitors = self._monitors
         recorders = self._recorders
+        blocks = self._block_size is not None  # then every event takes the general path
         records = events = 0  # counted here, added to the totals at the end
         for number, line in enumerate(lines, first):
             found = values(line)
@@ -170,7 +184,7 @@ class Replay:
             records += 1
             model, y_true, y_score, y_pred, ts = found
             monitor = monitors.get(model)
-            if monitor is None or model in recorders:
+            if monitor is None or blocks or model in recorders:
                 self.records += records
                 records = 0
                 self._event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), number, None)
@@ -230,6 +244,9 @@ class Replay:
         self.events += 1
         self._events_seen = True
         alarms = monitor.update(decoded.event)
+        block = self._blocks.get(model)
+        if block is not None:
+            block.update(decoded.event.y_true, decoded.event.y_score)
         recorder = self._recorders.get(model)
         if recorder is not None and monitor.sampled:
             recorder.sample(monitor, decoded.event.ts)
@@ -264,6 +281,8 @@ class Replay:
             return None
         config = self._config_for(model)
         monitor = self._monitors[model] = Monitor(model, config)
+        if self._block_size is not None:
+            self._blocks[model] = BlockAUCs(self._block_size)
         if self._series_models is None or model in self._series_models:
             measures = self._measures or default_measures(config)
             self._recorders[model] = SeriesRecorder(model, config, measures)
@@ -305,6 +324,9 @@ class Replay:
             series={m: r.series for m, r in self._recorders.items()},
             seconds=seconds,
             fields_seen=_fields(self._field_samples),
+            block_size=self._block_size,
+            block_aucs={m: tuple(b.values) for m, b in self._blocks.items()},
+            batch_aucs={m: b.batch_auc for m, b in self._blocks.items()},
         )
 
 
@@ -343,6 +365,11 @@ def merge(source: str, parts: Sequence[tuple[ReplayResult, dict[str, int],
                 if model in part.series},
         seconds=seconds,
         fields_seen=_fields(sample for _, _, samples in parts for sample in samples),
+        block_size=parts[0][0].block_size if parts else None,
+        block_aucs={model: part.block_aucs[model] for _, model, part in models
+                    if model in part.block_aucs},
+        batch_aucs={model: part.batch_aucs[model] for _, model, part in models
+                    if model in part.batch_aucs},
     )
 
 
