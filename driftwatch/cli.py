@@ -10,6 +10,8 @@ Commands::
     driftwatch simulate [--bootstrap ...]    produce simulated events to a Kafka cluster
     driftwatch replay FILE [--config FILE]   run the monitors over recorded events (JSON Lines,
                                              CSV or a Kafka range): alarms, measures, figure
+    driftwatch compare FILE --challenger-score F  champion vs challenger on the same events:
+                                             AUC difference, DeLong, block tests, figure
 
 Exit status (:mod:`driftwatch.exits`): 0 on success; 2 when settings are invalid (each problem
 is printed as ``path.to.key (ENV_NAME): message``, an unwritable checkpoint directory included)
