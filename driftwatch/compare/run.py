@@ -1,9 +1,9 @@
 """The comparison run: paired events into a paired window, and the whole run's tests.
 
 Per paired event: one :meth:`PairedWindow.update
-<driftwatch.core.comparison.window.PairedWindow.update>` (O(log d)) and five appends to
-compact arrays; every ``every`` events a sample of the window's statistics for the figure
-and the time table (DeLong over the window is the costly part, O(d log d) per sample). At
+<driftwatch.core.comparison.window.PairedWindow.update>` (O(log d)) and appends to compact
+arrays; every ``every`` paired events a sample of the window's statistics for the figure and
+the time table (DeLong over the window is the costly part, O(d log d) per sample). At
 the end, over all events: DeLong, McNemar and κ, the bootstrap interval, and the sign and
 Wilcoxon tests over every complete block; batch, mean block and mean prequential AUC of both.
 """
@@ -11,7 +11,6 @@ Wilcoxon tests over every complete block; batch, mean block and mean prequential
 from __future__ import annotations
 
 import math
-import time
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -280,24 +279,3 @@ class Comparison:
                 (total_a / full, total_b / full) if full else (math.nan, math.nan)
             ),
         )
-
-
-def run(
-    records: Iterable[Record],
-    comparison: Comparison,
-    source: str,
-    *,
-    replicates: int = 200,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> CompareResult:
-    """Process every record, then compute the result (the options go to ``result``)."""
-    started = time.perf_counter()
-    comparison.process(records)
-    return comparison.result(
-        source,
-        time.perf_counter() - started,
-        replicates=replicates,
-        confidence=confidence,
-        seed=seed,
-    )
