@@ -17,10 +17,11 @@ champion**, so a positive value means the challenger did better.
   each of k replicates), and :func:`fold_aucs` for its k-fold scheme.
 
 Paper 002 (§4.1, Tables 2–3) shows why McNemar's test misleads on streams: its unit is the
-event, so with enough events it calls two equally good models different (it rejected a true
-null hypothesis in 42–80 % of their runs). DeLong's test has the same unit and the same
-property. The block tests use a fixed number of blocks, so their power does not grow with the
-stream; they are what to alert on, and the event-level tests are what to report beside them.
+event, so with enough events it calls two practically equal models (two seeds of one learner)
+different, in 42–80 % of the paper's runs. DeLong's test has the same unit. The block tests
+count blocks instead, and their smallest p-value is set by the number of blocks; they grow
+more sensitive with the stream too, only more slowly (``benchmarks/comparison.py``), so a
+verdict should also ask whether the difference is large enough to matter.
 
 Every function validates its input and raises ``ValueError`` naming the argument.
 """
