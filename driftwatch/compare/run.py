@@ -6,6 +6,7 @@ arrays; every ``every`` paired events a sample of the window's statistics for th
 the time table (DeLong over the window is the costly part, O(d log d) per sample). At
 the end, over all events: DeLong, McNemar and κ, the bootstrap interval, and the sign and
 Wilcoxon tests over every complete block; batch, mean block and mean prequential AUC of both.
+Those need every score: the run keeps 25 bytes per paired event (250 MB for ten million).
 """
 
 from __future__ import annotations
