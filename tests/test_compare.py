@@ -312,3 +312,34 @@ def test_x_axis(
     assert main(["compare", str(SAMPLE), *FIELDS, "--plot", str(figure), "--replicates", "0"]) == 0
     capsys.readouterr()
     assert "event time (UTC)" in figure.read_text()
+
+
+def test_crisp_predictions_from_fields_and_columns(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Each model's own prediction, when the records carry one, decides McNemar and κ."""
+    rows = [
+        # label, champion score, its prediction, challenger score, its prediction
+        (1, 0.9, 0, 0.8, 1),
+        (0, 0.2, 1, 0.3, 0),
+        (1, 0.7, 1, 0.6, 1),
+        (0, 0.4, 0, 0.1, 1),
+    ] * 10
+    jsonl = tmp_path / "preds.jsonl"
+    jsonl.write_text(
+        "".join(
+            json.dumps({"label": y, "score": a, "prediction": pa, "q": b, "qp": pb}) + "\n"
+            for y, a, pa, b, pb in rows
+        )
+    )
+    csv_file = tmp_path / "preds.csv"
+    csv_file.write_text(
+        "label,score,prediction,q,qp\n" + "".join(",".join(map(str, r)) + "\n" for r in rows)
+    )
+    options = ["--challenger-score", "q", "--challenger-prediction", "qp", "--window", "20"]
+    documents = [compare_json(capsys, str(path), *options) for path in (jsonl, csv_file)]
+    assert documents[0]["whole_run"] == documents[1]["whole_run"]
+    mcnemar = documents[0]["whole_run"]["mcnemar"]
+    # Champion right on rows 3 and 4 of each group, challenger on 1, 2 and 3.
+    assert (mcnemar["challenger_only"], mcnemar["champion_only"]) == (20, 10)
+    assert documents[0]["whole_run"]["accuracy"] == [0.5, 0.75]
