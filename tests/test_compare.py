@@ -343,3 +343,22 @@ def test_crisp_predictions_from_fields_and_columns(
     # Champion right on rows 3 and 4 of each group, challenger on 1, 2 and 3.
     assert (mcnemar["challenger_only"], mcnemar["champion_only"]) == (20, 10)
     assert documents[0]["whole_run"]["accuracy"] == [0.5, 0.75]
+
+
+def test_worse_challenger_and_the_delong_fallback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    swapped = tmp_path / "swapped.csv"
+    swapped.write_text(
+        "y,old,new\n"
+        + "".join(f"{r['label']},{r['challenger_score']},{r['score']}\n" for r in sample_records())
+    )
+    columns = ["--columns", "label=y,score=old", "--challenger-score", "new", "--replicates", "0"]
+    assert main(["compare", str(swapped), *columns, "--time-rows", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "**The challenger is significantly worse than the champion (Wilcoxon" in text
+    # Blocks of 2 000 events: 4 blocks, too few for the block test; DeLong decides, and says so.
+    assert main(["compare", str(swapped), *columns, "--block-size", "2000"]) == 0
+    text = capsys.readouterr().out
+    assert "significantly worse than the champion (DeLong's test over all events" in text
+    assert "too few blocks (4 with a difference) for the block test" in text
