@@ -40,6 +40,7 @@ from driftwatch.core.comparison.statistics import (
 )
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.measures.auc import AUCPairs
+from driftwatch.core.window import STATE_VERSION as WINDOW_STATE_VERSION
 from driftwatch.core.window import PrequentialWindow
 
 STATE_VERSION = 1
@@ -327,7 +328,7 @@ class PairedWindow:
         # The two model windows validate the events (and their count) with their own messages.
         window._champion = PrequentialWindow.from_state(
             {
-                "version": 1,
+                "version": WINDOW_STATE_VERSION,
                 "threshold": thresholds[0],
                 "events": [[e[0], e[1], e[2]] for e in events],
                 **sizes,
@@ -335,7 +336,7 @@ class PairedWindow:
         )
         window._challenger = PrequentialWindow.from_state(
             {
-                "version": 1,
+                "version": WINDOW_STATE_VERSION,
                 "threshold": thresholds[1],
                 "events": [[e[0], e[3], e[4]] for e in events],
                 **sizes,
