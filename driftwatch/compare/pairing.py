@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
+from driftwatch.io.decode import Decoded, EventFormat, Rejected
+from driftwatch.replay.fastdecode import FastDecoder
 
 ABSENT_FIELD = "\0absent"
 """A field name no JSON producer writes: a role without a field stays absent."""
@@ -75,11 +76,14 @@ class Pairer:
 
     def __init__(self, fmt: EventFormat, pairing: Pairing) -> None:
         self.pairing = pairing
-        self._fmt = fmt
-        self._challenger_fmt = replace(
-            fmt,
-            score_field=pairing.challenger_score or fmt.score_field,
-            prediction_field=pairing.challenger_prediction or ABSENT_FIELD,
+        # The replay's fast path in front of the agent's decoder: same results, less time.
+        self._decode = FastDecoder(fmt)
+        self._decode_challenger = FastDecoder(
+            replace(
+                fmt,
+                score_field=pairing.challenger_score or fmt.score_field,
+                prediction_field=pairing.challenger_prediction or ABSENT_FIELD,
+            )
         )
         # join: event id → (model, decoded event, position), oldest first.
         self._pending: dict[object, tuple[str, Decoded, int]] = {}
@@ -94,11 +98,11 @@ class Pairer:
         self, value: bytes | None, key: bytes | None, position: int
     ) -> PairedEvent | Rejected | None:
         """The paired event this record completes, a rejection, or None (waiting, join)."""
-        champion = decode(value, key, self._fmt)
+        champion = self._decode(value, key)
         if isinstance(champion, Rejected):
             return champion
         if self.pairing.mode == "fields":
-            challenger = decode(value, key, self._challenger_fmt)
+            challenger = self._decode_challenger(value, key)
             if isinstance(challenger, Rejected):
                 return Rejected(challenger.reason, f"challenger: {challenger.detail}")
             return _paired(champion, challenger, position)

@@ -16,6 +16,8 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from driftwatch.compare.pairing import PairedEvent, Pairer
 from driftwatch.core.comparison.statistics import (
     BootstrapResult,
@@ -31,7 +33,7 @@ from driftwatch.core.comparison.statistics import (
     wilcoxon_signed_rank,
 )
 from driftwatch.core.comparison.window import PairedWindow
-from driftwatch.core.measures.block import average_auc, batch_auc, block_aucs
+from driftwatch.core.measures.block import average_auc
 from driftwatch.io.decode import Rejected
 from driftwatch.replay.sources import Record
 
@@ -252,11 +254,18 @@ class Comparison:
         return result
 
     def _whole(self, replicates: int, confidence: float, seed: int) -> WholeRun:
-        labels, times, size = self._labels, self._times, self.block_size
-        a, b = self._scores
-        blocks_a = block_aucs(labels, a, self.block_size)
-        blocks_b = block_aucs(labels, b, self.block_size)
-        both_classes = 0 < sum(labels) < len(labels)
+        times, size = self._times, self.block_size
+        labels = np.frombuffer(self._labels, dtype=np.int8)
+        a, b = (np.frombuffer(scores, dtype=np.float64) for scores in self._scores)
+        whole = delong(labels, a, b)
+        # Each block's two AUCs, exact (the same integer pair counts as AUCPairs), vectorized.
+        blocks = [
+            delong(labels[k : k + size], a[k : k + size], b[k : k + size])
+            for k in range(0, labels.size - size + 1, size)
+        ]
+        blocks_a = [block.champion_auc for block in blocks]
+        blocks_b = [block.challenger_auc for block in blocks]
+        both_classes = 0 < int(labels.sum()) < labels.size
         bootstrap = None
         if replicates and both_classes:
             bootstrap = bootstrap_auc_difference(
@@ -265,7 +274,7 @@ class Comparison:
         total_a, total_b, count = self._prequential
         full = int(count)
         return WholeRun(
-            delong=delong(labels, a, b),
+            delong=whole,
             crisp=crisp_comparison(self._cells),
             bootstrap=bootstrap,
             block_aucs=tuple(zip(blocks_a, blocks_b, strict=True)),
@@ -274,7 +283,7 @@ class Comparison:
             ),
             sign=sign_test(blocks_a, blocks_b),
             wilcoxon=wilcoxon_signed_rank(blocks_a, blocks_b),
-            batch_auc=(batch_auc(labels, a), batch_auc(labels, b)),
+            batch_auc=(whole.champion_auc, whole.challenger_auc),
             mean_block_auc=(average_auc(blocks_a), average_auc(blocks_b)),
             mean_prequential_auc=(
                 (total_a / full, total_b / full) if full else (math.nan, math.nan)
