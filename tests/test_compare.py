@@ -19,7 +19,7 @@ from sklearn.metrics import roc_auc_score
 
 from driftwatch.cli import main
 from driftwatch.compare.pairing import Pairer, Pairing
-from driftwatch.core.comparison.statistics import delong, wilcoxon_signed_rank
+from driftwatch.core.comparison.statistics import delong, fold_aucs, wilcoxon_signed_rank
 from driftwatch.io.decode import EventFormat, Rejected
 from tests.conftest import tool_missing
 
@@ -89,6 +89,9 @@ def test_example_against_independent_computations(
     right_a, right_b = (a >= 0.5) == y, (b >= 0.5) == y
     assert whole["mcnemar"]["challenger_only"] == int((right_b & ~right_a).sum())
     assert whole["mcnemar"]["champion_only"] == int((right_a & ~right_b).sum())
+    folds = fold_aucs(y, a, b, folds=10, seed=0)
+    expected_folds = wilcoxon_signed_rank(folds.champion, folds.challenger)
+    assert whole["folds_wilcoxon"]["p_value"] == pytest.approx(expected_folds.p_value)
     assert document["verdict"] == "better"
     # The final window's AUCs are the last 1000 events'.
     assert document["final_window"]["champion_auc"] == pytest.approx(

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from driftwatch.compare.run import CompareResult, WholeRun
+from driftwatch.compare.run import FOLDS, CompareResult, WholeRun
 
 MIN_BLOCKS_FOR_VERDICT = 6
 """Wilcoxon's exact two-sided p-value can reach 0.05 only from 6 nonzero differences on."""
@@ -234,6 +234,12 @@ def _test_table(whole: WholeRun, block_size: int) -> list[str]:
             p_value(sign.p_value),
             "blocks where the challenger's AUC is higher",
         ],
+        [
+            f"Wilcoxon signed-rank, {FOLDS} random folds",
+            f"T = {whole.folds.statistic:g}",
+            p_value(whole.folds.p_value),
+            "paper 002's k-fold scheme: each event in one fold chosen at random",
+        ],
     ]
     mcnemar = whole.crisp.mcnemar
     method = "exact binomial" if mcnemar.method == "exact" else "χ², continuity-corrected"
@@ -382,6 +388,11 @@ def to_json(
             "n": whole.wilcoxon.n,
             "p_value": whole.wilcoxon.p_value,
             "method": whole.wilcoxon.method,
+        },
+        "folds_wilcoxon": {
+            "statistic": whole.folds.statistic,
+            "n": whole.folds.n,
+            "p_value": whole.folds.p_value,
         },
     }
     return document

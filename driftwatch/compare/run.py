@@ -29,6 +29,7 @@ from driftwatch.core.comparison.statistics import (
     cell,
     crisp_comparison,
     delong,
+    fold_aucs,
     sign_test,
     wilcoxon_signed_rank,
 )
@@ -36,6 +37,9 @@ from driftwatch.core.comparison.window import PairedWindow
 from driftwatch.core.measures.block import average_auc
 from driftwatch.io.decode import Rejected
 from driftwatch.replay.sources import Record
+
+FOLDS = 10
+"""Random folds of paper 002's k-fold scheme (§3: each event is tested in one fold)."""
 
 MAX_KEPT_BAD_RECORDS = 1000
 """Bad records kept with their position; all are counted."""
@@ -76,6 +80,8 @@ class WholeRun:
     """Event time of each block's first and last event (NaN where an event had none)."""
     sign: SignTestResult
     wilcoxon: WilcoxonResult
+    folds: WilcoxonResult
+    """Wilcoxon over ``FOLDS`` random folds of the events (paper 002's k-fold scheme)."""
     batch_auc: tuple[float, float]
     mean_block_auc: tuple[float, float]
     mean_prequential_auc: tuple[float, float]
@@ -266,6 +272,7 @@ class Comparison:
         blocks_a = [block.champion_auc for block in blocks]
         blocks_b = [block.challenger_auc for block in blocks]
         both_classes = 0 < int(labels.sum()) < labels.size
+        folds = fold_aucs(labels, a, b, folds=FOLDS, seed=seed)
         bootstrap = None
         if replicates and both_classes:
             bootstrap = bootstrap_auc_difference(
@@ -283,6 +290,7 @@ class Comparison:
             ),
             sign=sign_test(blocks_a, blocks_b),
             wilcoxon=wilcoxon_signed_rank(blocks_a, blocks_b),
+            folds=wilcoxon_signed_rank(folds.champion, folds.challenger),
             batch_auc=(whole.champion_auc, whole.challenger_auc),
             mean_block_auc=(average_auc(blocks_a), average_auc(blocks_b)),
             mean_prequential_auc=(
