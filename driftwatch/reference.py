@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from driftwatch.io.comparisons import ComparisonCollector
 from driftwatch.io.exporter import AgentSnapshot, HttpCollector, SnapshotCollector
 from driftwatch.settings import Settings, env_name
 
@@ -113,13 +114,14 @@ def metrics_reference() -> str:
     lines = [
         "# Metrics reference",
         "",
-        "Generated from `driftwatch.io.exporter` by `python -m driftwatch.reference`; do not "
-        "edit.",
+        "Generated from `driftwatch.io.exporter` and `driftwatch.io.comparisons` by "
+        "`python -m driftwatch.reference`; do not edit.",
         "",
         "| metric | type | labels | help |",
         "|---|---|---|---|",
     ]
-    for family in (*collector.describe(), *HttpCollector().describe()):
+    comparisons = ComparisonCollector(lambda: ())
+    for family in (*collector.describe(), *HttpCollector().describe(), *comparisons.describe()):
         name = family.name + {"counter": "_total", "info": "_info"}.get(family.type, "")
         labels = getattr(family, "_labelnames", ())
         lines.append(f"| `{name}` | {family.type} | {', '.join(labels) or '–'} | "

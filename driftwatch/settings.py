@@ -116,6 +116,7 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from driftwatch.core.comparison.window import ComparisonConfig
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector
 from driftwatch.core.monitor import (
@@ -1473,6 +1474,60 @@ class AlertsSettings(_Section):
 
 
 # ------------------------------------------------------------------------------------------
+# comparisons
+
+
+class ComparisonSettings(_Section):
+    """One champion/challenger comparison over the same events (paper 002, §4).
+
+    The records of ``model`` carry the champion's score in the events' score field (they
+    feed the model's monitor as usual) and the challenger's in ``challenger_score_field``;
+    both go to one paired window of the last ``window_size`` events. Exported as
+    ``driftwatch_comparison_*`` metrics (AUC difference, DeLong, McNemar, sign and Wilcoxon
+    tests, κ).
+    """
+
+    name: Name = Field(description="The comparison's id: the comparison label of its metrics.")
+    model: Name = Field(
+        description="The champion's model id: its records carry the challenger's score too."
+    )
+    challenger_score_field: FieldName = Field(
+        description="The record field holding the challenger's score (same rules as the score)."
+    )
+    challenger_prediction_field: FieldName | None = Field(
+        default=None,
+        description=(
+            "The record field holding the challenger's crisp prediction; absent or null: "
+            "derived from its score and challenger_threshold."
+        ),
+    )
+    challenger_threshold: Threshold | None = Field(
+        default=None,
+        description="The challenger's crisp threshold; null: the model's threshold.",
+    )
+    window_size: WindowSize | None = Field(
+        default=None,
+        description="Events in the paired window of both models; null: the model's window_size.",
+    )
+    block_size: WindowSize | None = Field(
+        default=None,
+        description=(
+            "Events per block of the sign and Wilcoxon tests over recent blocks; null: the "
+            "window size."
+        ),
+    )
+    blocks: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description=(
+            "Recent complete blocks the sign and Wilcoxon tests use. Wilcoxon needs 6 or more "
+            "for p < 0.05 to be possible at all."
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------------
 # limits, metrics, checkpoint, logging
 
 
@@ -1747,6 +1802,33 @@ class Settings(BaseSettings):
     logging: LoggingSettings = Field(
         default_factory=LoggingSettings, description="Log level and format."
     )
+    comparisons: list[ComparisonSettings] = Field(
+        default_factory=list,
+        max_length=100,
+        description=(
+            "Champion/challenger comparisons: models whose records carry a second model's "
+            "score, compared over the same events."
+        ),
+    )
+
+    def comparison_configs(self) -> list[ComparisonConfig]:
+        """Each comparison with the model's window size and thresholds filled in."""
+        configs = []
+        for comparison in self.comparisons:
+            monitor = self.monitoring.monitor_config(comparison.model)
+            window = _pick(comparison.window_size, monitor.window_size)
+            configs.append(ComparisonConfig(
+                name=comparison.name,
+                model=comparison.model,
+                challenger_score_field=comparison.challenger_score_field,
+                challenger_prediction_field=comparison.challenger_prediction_field,
+                window_size=window,
+                threshold=monitor.threshold,
+                challenger_threshold=_pick(comparison.challenger_threshold, monitor.threshold),
+                block_size=_pick(comparison.block_size, window),
+                blocks=comparison.blocks,
+            ))
+        return configs
 
     @classmethod
     def settings_customise_sources(
@@ -1809,6 +1891,22 @@ class Settings(BaseSettings):
                         f"never applies: events.model_source is constant, so every event "
                         f"belongs to model {self.events.model_constant!r}",
                     ))
+        names: set[str] = set()
+        for i, comparison in enumerate(self.comparisons):
+            if comparison.name in names:
+                problems.append(_problem(("comparisons", i, "name"),
+                                         f"{comparison.name!r} names two comparisons"))
+            names.add(comparison.name)
+            problem = model_id_problem(comparison.model, self.events.max_model_id_length)
+            if problem is not None:
+                problems.append(_problem(("comparisons", i, "model"),
+                                         f"never applies: not a valid model id: {problem}"))
+            if comparison.challenger_score_field == self.events.score_field:
+                problems.append(_problem(
+                    ("comparisons", i, "challenger_score_field"),
+                    f"is events.score_field ({self.events.score_field!r}), the champion's "
+                    f"score: name the field holding the challenger's",
+                ))
         if len(self.monitoring.models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),

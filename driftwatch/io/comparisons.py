@@ -41,28 +41,13 @@ from typing import Any
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from driftwatch.core.comparison.window import PairedWindow
+from driftwatch.core.comparison.window import ComparisonConfig, PairedWindow
 from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
 
 ABSENT_FIELD = "\0absent"
 """A field name no producer writes: a challenger without a prediction field derives it."""
 
 TESTS = ("delong", "mcnemar", "sign", "wilcoxon")
-
-
-@dataclass(frozen=True, slots=True)
-class ComparisonConfig:
-    """One comparison, resolved from the settings (the model's defaults filled in)."""
-
-    name: str
-    model: str
-    challenger_score_field: str
-    challenger_prediction_field: str | None
-    window_size: int
-    threshold: float
-    challenger_threshold: float
-    block_size: int
-    blocks: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,9 @@ from dataclasses import replace
 import pytest
 from prometheus_client import CollectorRegistry
 
-from driftwatch.core.comparison.window import STATISTICS, PairedWindow
+from driftwatch.core.comparison.window import STATISTICS, ComparisonConfig, PairedWindow
 from driftwatch.io import comparisons as comparisons_module
-from driftwatch.io.comparisons import (
-    ComparisonCollector,
-    ComparisonConfig,
-    Comparisons,
-)
+from driftwatch.io.comparisons import ComparisonCollector, Comparisons
 from driftwatch.io.decode import Decoded, EventFormat, decode
 
 FMT = EventFormat()

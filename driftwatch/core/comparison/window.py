@@ -25,6 +25,7 @@ import math
 import numbers
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from driftwatch.core.comparison.statistics import (
@@ -78,6 +79,21 @@ STATISTICS: tuple[str, ...] = (
     "blocks",
 )
 """The names :meth:`PairedWindow.statistics` reports, in its order."""
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonConfig:
+    """One configured comparison, as the agent runs it (the settings resolve the defaults)."""
+
+    name: str
+    model: str
+    challenger_score_field: str
+    challenger_prediction_field: str | None
+    window_size: int
+    threshold: float
+    challenger_threshold: float
+    block_size: int
+    blocks: int
 
 
 def _check_count(value: object, name: str) -> int:
