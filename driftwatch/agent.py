@@ -64,6 +64,7 @@ from driftwatch.io.checkpoint import (
     decode_offsets,
     encode_offsets,
 )
+from driftwatch.io.comparisons import ComparisonCollector, Comparisons, ComparisonSnapshot
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
 from driftwatch.io.exporter import (
     AgentSnapshot,
@@ -359,6 +360,8 @@ class Agent:
         self._wall_clock = wall_clock
         self._format: EventFormat = settings.events.event_format()
         self.monitors = Monitors(settings.monitoring.monitor_config, settings.limits.max_models)
+        self.comparisons = Comparisons(settings.comparison_configs(), self._format)
+        self._comparison_snapshots: tuple[ComparisonSnapshot, ...] = ()
         store = CheckpointStore(settings.checkpoint.directory) if settings.checkpoint.enabled \
             else None
         self.checkpointer = Checkpointer(store, settings.checkpoint.interval_seconds, clock,
@@ -433,6 +436,8 @@ class Agent:
                     self.alarms.emit(alarm)
                     if self.on_alarm is not None:
                         self._notify(alarm)
+                if self.comparisons:
+                    self.comparisons.feed(record.value, record.key, result)
             else:
                 self._reject(record, Rejected(TOO_MANY_MODELS,
                                               f"model {result.model!r} would exceed "
@@ -543,6 +548,8 @@ class Agent:
                                             self.settings.alerts.thresholds))
         ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
         PlatformCollector(registry=registry)  # python_info
+        if self.comparisons:
+            registry.register(ComparisonCollector(lambda: self._comparison_snapshots))
         self.source = KafkaSource(
             consumer_config,
             topics=kafka.topics or (),
@@ -627,6 +634,7 @@ class Agent:
         self._snapshot_at = now
         source = self.source
         monitors = self.monitors.snapshots()
+        self._comparison_snapshots = self.comparisons.snapshots()
         # A model's events count grew since the last snapshot: it had events about now
         # (within snapshot_interval_s), which is what the "no events" alert measures.
         before = {snap.model: snap.events for snap in self._snapshot.monitors}
