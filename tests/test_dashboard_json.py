@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from driftwatch.io.comparisons import ComparisonCollector
 from driftwatch.io.exporter import AgentSnapshot, SnapshotCollector
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,8 @@ DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 def exported_metric_names() -> set[str]:
     """The sample names the exporter can produce (from its metric families)."""
     suffix = {"counter": "_total", "info": "_info"}
-    families = SnapshotCollector(lambda: AgentSnapshot.empty(0.0)).describe()
+    families = [*SnapshotCollector(lambda: AgentSnapshot.empty(0.0)).describe(),
+                *ComparisonCollector(lambda: ()).describe()]
     return {family.name + suffix.get(family.type, "") for family in families}
 
 
