@@ -92,7 +92,8 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
                    threshold: float | None = None,
                    watches: Sequence[Watch | Mapping[str, Any]] | None = None,
                    block_min_class: int | None = None,
-                   block_warmup: int | None = None) -> MonitorConfig:
+                   block_warmup: int | None = None,
+                   adaptive_window: bool | None = None) -> MonitorConfig:
     """The core configuration for these options, validated exactly as the settings file's
     ``monitoring.defaults`` section is; omitted options take the agent's defaults.
 
@@ -106,7 +107,7 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
 
     options: dict[str, Any] = {"window_size": window_size, "sample_every": sample_every,
                                "threshold": threshold, "block_min_class": block_min_class,
-                               "block_warmup": block_warmup}
+                               "block_warmup": block_warmup, "adaptive_window": adaptive_window}
     options = {key: value for key, value in options.items() if value is not None}
     if watches is not None:
         if isinstance(watches, str | bytes | Mapping) or not isinstance(watches, Sequence):
@@ -126,6 +127,7 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
             watches=tuple(w.watch() for w in defaults.watches),
             block_min_class=defaults.block_min_class,
             block_warmup=defaults.block_warmup,
+            adaptive_window=defaults.adaptive_window,
         )
     except ValueError as error:
         raise ValueError(f"invalid monitor options:\n  {error}") from None
@@ -149,6 +151,8 @@ class ModelMonitor:
             closes once it holds this many positives and this many negatives.
         block_warmup: blocks that only build a blocks watch's reference, after the start
             and after each of its alarms.
+        adaptive_window: ADWIN chooses the window's length from the per-event error, up to
+            ``window_size`` (paper 002 §6); ``positives + negatives`` is its current length.
         model: the model id carried in the alarms.
 
     Raises:
@@ -161,9 +165,10 @@ class ModelMonitor:
                  threshold: float | None = None,
                  watches: Sequence[Watch | Mapping[str, Any]] | None = None,
                  model: str = DEFAULT_MODEL, block_min_class: int | None = None,
-                 block_warmup: int | None = None) -> None:
+                 block_warmup: int | None = None,
+                 adaptive_window: bool | None = None) -> None:
         config = monitor_config(window_size, sample_every, threshold, watches,
-                                block_min_class, block_warmup)
+                                block_min_class, block_warmup, adaptive_window)
         self._monitor = Monitor(model, config)
         self._last = _QUIET
 

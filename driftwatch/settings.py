@@ -1299,6 +1299,12 @@ _BLOCK_WARMUP = (
     "Blocks that only build a blocks watch's reference level, after the start and after "
     "each of its alarms, before its detectors get inputs."
 )
+_ADAPTIVE_WINDOW = (
+    "Let ADWIN choose the window's length from the per-event error (paper 002, §6): "
+    "window_size becomes the longest it may grow, and after a change the window drops the "
+    "events from before it. Its current length is the sum of driftwatch_window_events over "
+    "the classes."
+)
 
 
 class MonitorDefaults(_Section):
@@ -1318,6 +1324,9 @@ class MonitorDefaults(_Section):
     block_warmup: BlockWarmup = Field(
         default=_MONITOR_DEFAULTS.block_warmup, description=_BLOCK_WARMUP
     )
+    adaptive_window: bool = Field(
+        default=_MONITOR_DEFAULTS.adaptive_window, description=_ADAPTIVE_WINDOW
+    )
     watches: Watches = Field(
         default_factory=lambda: [WatchSettings.from_watch(w) for w in DEFAULT_WATCHES],
         description=(
@@ -1336,6 +1345,7 @@ class MonitorOverrides(_Section):
     threshold: Threshold | None = Field(default=None, description=_THRESHOLD)
     block_min_class: BlockMinClass | None = Field(default=None, description=_BLOCK_MIN_CLASS)
     block_warmup: BlockWarmup | None = Field(default=None, description=_BLOCK_WARMUP)
+    adaptive_window: bool | None = Field(default=None, description=_ADAPTIVE_WINDOW)
     watches: Watches | None = Field(
         default=None, description=f"{_WATCHES} Replaces the default list; [] watches nothing."
     )
@@ -1371,6 +1381,7 @@ class MonitoringSettings(_Section):
             watches=tuple(w.watch() for w in watches),
             block_min_class=_pick(overrides.block_min_class, defaults.block_min_class),
             block_warmup=_pick(overrides.block_warmup, defaults.block_warmup),
+            adaptive_window=_pick(overrides.adaptive_window, defaults.adaptive_window),
         )
 
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from driftwatch.core.adaptive_window import AdaptiveWindow
 from driftwatch.core.blocks import AUCStandardizer, Block, BlockCollector, RateStandardizer, delong
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector, DetectorState
@@ -217,6 +218,9 @@ class MonitorConfig:
     watches: tuple[Watch, ...] = DEFAULT_WATCHES
     block_min_class: int = DEFAULT_BLOCK_MIN_CLASS
     block_warmup: int = DEFAULT_BLOCK_WARMUP
+    adaptive_window: bool = False
+    """ADWIN chooses the window's length from the per-event error, ``window_size`` being its
+    cap (:class:`~driftwatch.core.adaptive_window.AdaptiveWindow`, paper 002 §6)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.window_size, int) or self.window_size < 1:
@@ -231,6 +235,8 @@ class MonitorConfig:
             )
         if not isinstance(self.block_warmup, int) or self.block_warmup < 1:
             raise ValueError(f"block_warmup must be an integer ≥ 1, got {self.block_warmup!r}")
+        if not isinstance(self.adaptive_window, bool):
+            raise ValueError(f"adaptive_window must be a bool, got {self.adaptive_window!r}")
         measures = [w.measure for w in self.watches]
         for measure in measures:
             if measures.count(measure) > 1:
@@ -263,6 +269,7 @@ class MonitorConfig:
             watches=watches,
             block_min_class=data.get("block_min_class", DEFAULT_BLOCK_MIN_CLASS),
             block_warmup=data.get("block_warmup", DEFAULT_BLOCK_WARMUP),
+            adaptive_window=data.get("adaptive_window", False),
         )
 
 
@@ -373,7 +380,7 @@ class Monitor:
     def __init__(self, model: str, config: MonitorConfig) -> None:
         self.model = model
         self.config = config
-        self._window = PrequentialWindow(config.window_size, config.threshold)
+        self._window = _new_window(config)
         self._sample_every = config.sample_every  # read at every event: one lookup, not two
         self._window_size = config.window_size
         self._threshold = config.threshold
@@ -402,7 +409,15 @@ class Monitor:
         """Whether the latest :meth:`update` sampled the windowed measures for their
         detectors and floors: every ``sample_every`` events once the window is full (the
         rule :meth:`update` applies). A replay records its figure's points here."""
-        return self._events % self._sample_every == 0 and len(self._window) == self._window_size
+        return self._events % self._sample_every == 0 and self._full()
+
+    def _full(self) -> bool:
+        """Whether the windowed measures are sampled: the window is full, or, for an adaptive
+        window, ``window_size`` events have been seen (after a change ADWIN's shorter window
+        *is* the measurement, paper 002 §6)."""
+        if self.config.adaptive_window:
+            return self._events >= self._window_size
+        return len(self._window) == self._window_size
 
     def update(self, event: Event) -> list[Alarm]:
         """Take one event; return the alarms it raised (usually none)."""
@@ -436,8 +451,7 @@ class Monitor:
         # are estimates from a few events, noisy enough to cross floors and trip detectors
         # at start-up (a restored monitor starts full). Without window watches (the
         # default watches are all blocks watches) there is nothing to sample.
-        if self._sampled_watches and count % self._sample_every == 0 \
-                and len(window) == self._window_size:
+        if self._sampled_watches and count % self._sample_every == 0 and self._full():
             self._sample(ts, alarms)
         return alarms
 
@@ -644,7 +658,7 @@ class Monitor:
             if config is not None and config != saved:
                 return cls._reconfigured(state, config)
             monitor = cls(state["model"], saved)
-            monitor._window = PrequentialWindow.from_state(state["window"])
+            monitor._window = _window_from_state(state["window"])
             monitor._events = int(state["events"])
             if monitor._blocks is not None:
                 monitor._blocks.restore(state["blocks"])
@@ -679,7 +693,7 @@ class Monitor:
     @classmethod
     def _reconfigured(cls, state: Mapping[str, Any], config: MonitorConfig) -> Monitor:
         monitor = cls(state["model"], config)
-        saved_window = PrequentialWindow.from_state(state["window"])
+        saved_window = _window_from_state(state["window"])
         for y_true, y_score, y_pred in saved_window.export_state()["events"]:
             monitor._window.update(y_true, y_score, y_pred)
         monitor._events = int(state["events"])
@@ -687,3 +701,17 @@ class Monitor:
         monitor._last_event_time = state["last_event_time"]
         monitor._last_alarm_time = state["last_alarm_time"]
         return monitor
+
+
+def _new_window(config: MonitorConfig) -> PrequentialWindow:
+    if config.adaptive_window:
+        return AdaptiveWindow(config.window_size, config.threshold)
+    return PrequentialWindow(config.window_size, config.threshold)
+
+
+def _window_from_state(state: Mapping[str, Any]) -> PrequentialWindow:
+    """A saved window of either kind (an adaptive one carries its ADWIN)."""
+    if isinstance(state, Mapping) and "adwin" in state:
+        return AdaptiveWindow.from_state(state)
+    return PrequentialWindow.from_state(state)
+
