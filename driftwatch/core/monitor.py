@@ -351,7 +351,9 @@ class Monitor:
     """Watches one model's events.
 
     Windowed measures reach their floors and window watches every ``sample_every`` events
-    once the window is full (``window_size`` events), never from a filling window; the
+    once the window is full (``window_size`` events), never from a filling window (an
+    adaptive window, ``config.adaptive_window``, once ``window_size`` events were seen: after
+    a change its shorter window is the measurement); the
     per-event ``error_stream`` feeds its detectors from the first event; blocks watches get
     one input per closed block, after ``block_warmup`` blocks that build their reference.
 
