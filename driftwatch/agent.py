@@ -234,24 +234,26 @@ class Checkpointer:
         self._due_at = self._clock() + max(self.interval_s, took / self.MAX_SAVE_SHARE)
         return True
 
-    def load(self) -> tuple[dict[TopicPartition, int], dict[str, Any], dict[str, int]]:
-        """Offsets, monitor states and rejection counts from the last checkpoint (empty when
-        there is none).
+    def load(self) -> tuple[dict[TopicPartition, int], dict[str, Any], dict[str, int],
+                            dict[str, Any]]:
+        """Offsets, monitor states, rejection counts and comparison states from the last
+        checkpoint (empty when there is none; one written before comparisons existed has
+        none).
 
         Raises :class:`~driftwatch.io.checkpoint.CheckpointError` for an unreadable or
         incompatible checkpoint, or one whose payload is not what the agent writes: the
         agent refuses to start rather than half-load it.
         """
         if self.store is None:
-            return {}, {}, {}
+            return {}, {}, {}, {}
         checkpoint = self.store.read()
         if checkpoint is None:
-            return {}, {}, {}
+            return {}, {}, {}, {}
         payload = checkpoint.payload
         where = f"checkpoint {checkpoint.path}"
         parts: dict[str, dict[str, Any]] = {}
-        for key in ("offsets", "monitors", "rejected"):
-            part = payload.get(key, {} if key == "rejected" else None)
+        for key in ("offsets", "monitors", "rejected", "comparisons"):
+            part = payload.get(key, {} if key in ("rejected", "comparisons") else None)
             if not isinstance(part, dict):
                 raise CheckpointError(f"{where}: the payload's {key!r} must be an object, got "
                                       f"{_kind(part)}")
@@ -270,7 +272,7 @@ class Checkpointer:
         log.info("restoring checkpoint %s written by driftwatch %s: %d monitors, %d partitions",
                  checkpoint.path, checkpoint.driftwatch_version, len(monitors), len(offsets))
         self.durable = dict(offsets)
-        return offsets, dict(monitors), dict(rejected)
+        return offsets, dict(monitors), dict(rejected), dict(parts["comparisons"])
 
 
 @contextlib.contextmanager
@@ -489,7 +491,8 @@ class Agent:
     def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         return {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
-                "rejected": dict(self._rejected)}
+                "rejected": dict(self._rejected),
+                "comparisons": self.comparisons.export_state()}
 
     def _final_checkpoint(self) -> bool:
         for attempt in range(FINAL_SAVE_ATTEMPTS):
@@ -518,12 +521,18 @@ class Agent:
         Raises :class:`~driftwatch.io.checkpoint.CheckpointError` when the file, or a monitor
         state inside it, cannot be restored: nothing is half-loaded.
         """
-        offsets, states, rejected = self.checkpointer.load()
+        offsets, states, rejected, comparisons = self.checkpointer.load()
         try:
             self.monitors.restore(states)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError,
                 OverflowError) as error:
             raise CheckpointError(f"a monitor state in the checkpoint: "
+                                  f"{type(error).__name__}: {error}") from error
+        try:
+            self.comparisons.restore(comparisons)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                OverflowError) as error:
+            raise CheckpointError(f"a comparison state in the checkpoint: "
                                   f"{type(error).__name__}: {error}") from error
         self._positions.update(offsets)
         for reason, count in rejected.items():
