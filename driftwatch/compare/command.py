@@ -19,7 +19,13 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from driftwatch.arguments import non_negative_int, positive_int
+from driftwatch.arguments import (
+    add_config_argument,
+    load_settings_or_report,
+    non_negative_int,
+    positive_int,
+)
+from driftwatch.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NO_EVENTS, EXIT_OK
 
 if TYPE_CHECKING:
     from driftwatch.compare.pairing import Pairing
@@ -28,10 +34,8 @@ if TYPE_CHECKING:
     from driftwatch.replay.sources import Source
     from driftwatch.settings import Settings
 
-EXIT_OK = 0
-EXIT_NOTHING_PAIRED = 1
-EXIT_INVALID = 2
-EXIT_INTERRUPTED = 130
+EXIT_NOTHING_PAIRED = EXIT_NO_EVENTS
+"""Records were read but none became a paired event: a comparison of nothing must not pass."""
 
 
 def _probability(text: str) -> float:
@@ -63,8 +67,6 @@ def _non_negative_float(text: str) -> float:
 
 def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``compare`` sub-command to the CLI's sub-parsers."""
-    from driftwatch.cli import add_config_argument  # here: cli imports this module
-
     parser = commands.add_parser(
         "compare",
         help="champion against challenger on recorded events: AUC difference and its tests",
@@ -229,7 +231,6 @@ def _fail(message: str, status: int = EXIT_INVALID) -> int:
 
 def compare_command(args: argparse.Namespace) -> int:
     """The handler: check everything that can be checked, compare, report."""
-    from driftwatch.cli import load_settings_or_report
     from driftwatch.compare.pairing import Pairer
     from driftwatch.compare.plot import PlotError, check_plot
     from driftwatch.compare.run import Comparison
