@@ -68,6 +68,7 @@ import math
 import numbers
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Literal
 
@@ -88,6 +89,24 @@ _NORMAL = NormalDist()
 _P_LIMIT = 1e-15  # probabilities are clamped to [1e-15, 1 − 1e-15]: |z| ≤ 7.9
 
 FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSignal:
+    """One signal of a closed block: what a detector is fed (``z``) and what an alarm shows.
+
+    Attributes:
+        name: one of :data:`SIGNALS`.
+        value: the block's statistic: D, PSI, or its predicted-positive rate.
+        reference: what ``value`` is compared with: 0 for D and PSI (no difference), the
+            reference's predicted-positive rate for the rate.
+        z: the standardized value, N(0, 1) while nothing changes (module docstring).
+    """
+
+    name: str
+    value: float
+    reference: float
+    z: float
 
 
 # --- statistics ---------------------------------------------------------------------------
@@ -288,11 +307,14 @@ class ScoreDrift:
         >>> rng = random.Random(1)
         >>> watch = ScoreDrift(window=200, block_size=100, reference_size=1000)
         >>> before = [watch.update(rng.betavariate(2, 5)) for _ in range(3000)]
-        >>> [round(z, 1) for z in before[-1]]  # ks, psi, positive rate: N(0, 1) values
+        >>> [round(s.z, 1) for s in before[-1]]  # ks, psi, positive rate: N(0, 1) values
         [0.9, 1.0, 0.1]
         >>> after = [watch.update(rng.betavariate(2.6, 5)) for _ in range(200)]
-        >>> [[round(z, 1) for z in block] for block in after if block]  # scores moved up
+        >>> [[round(s.z, 1) for s in block] for block in after if block]  # scores moved up
         [[2.5, 1.5, 2.1], [2.2, 1.6, 2.1]]
+        >>> rate = after[-1][2]
+        >>> rate.value, rate.reference  # predicted positives: block against reference
+        (0.17, 0.097)
     """
 
     __slots__ = ("_block", "_edges", "_history", "_reference", "_seen", "bins",
@@ -333,9 +355,10 @@ class ScoreDrift:
         """Predictions since the start or the last :meth:`reset`."""
         return self._seen
 
-    def update(self, y_score: float, y_pred: int | None = None) -> tuple[float, ...] | None:
+    def update(self, y_score: float,
+               y_pred: int | None = None) -> tuple[BlockSignal, BlockSignal, BlockSignal] | None:
         """Add one prediction; when it closes a block whose reference is complete, return
-        the block's z-scores in :data:`SIGNALS` order, else None."""
+        the block's signals in :data:`SIGNALS` order, else None."""
         score = check_score(y_score, "y_score")
         positive = (score >= self.threshold) if y_pred is None else check_label(y_pred, "y_pred")
         item = (score, int(positive))
@@ -371,16 +394,19 @@ class ScoreDrift:
             return self._edges
         return quantile_edges(reference_scores, self.bins)
 
-    def _block_z(self, block: list[tuple[float, int]],
-                 reference: list[tuple[float, int]]) -> tuple[float, float, float]:
+    def _block_z(self, block: list[tuple[float, int]], reference: list[tuple[float, int]]
+                 ) -> tuple[BlockSignal, BlockSignal, BlockSignal]:
         scores = np.fromiter((s for s, _ in block), float, len(block))
         ref = np.fromiter((s for s, _ in reference), float, len(reference))
         m, r = len(scores), len(ref)
         edges = self._edges_for(ref)
+        d = ks_statistic(scores, ref)
+        index = psi(scores, ref, edges)
+        x, k = sum(p for _, p in block), sum(p for _, p in reference)
         return (
-            ks_z(ks_statistic(scores, ref), m, r),
-            psi_z(psi(scores, ref, edges), m, r, len(edges) + 1),
-            rate_z(sum(p for _, p in block), m, sum(p for _, p in reference), r),
+            BlockSignal("ks", d, 0.0, ks_z(d, m, r)),
+            BlockSignal("psi", index, 0.0, psi_z(index, m, r, len(edges) + 1)),
+            BlockSignal("positive_rate", x / m, k / r, rate_z(x, m, k, r)),
         )
 
     def values(self) -> dict[str, float]:

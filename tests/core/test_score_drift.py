@@ -175,8 +175,8 @@ def test_watch_equals_a_recount_and_restores_at_any_point(
     out += [watch.update(s, p) for s, p in stream[cut:]]
     blocks = [(i, z) for i, z in enumerate(out) if z is not None]
     assert [i for i, _ in blocks] == [i for i, _ in expected_blocks]
-    for (_, z), (_, e) in zip(blocks, expected_blocks, strict=True):
-        assert z == pytest.approx(e, abs=1e-9)
+    for (_, signals), (_, e) in zip(blocks, expected_blocks, strict=True):
+        assert tuple(s.z for s in signals) == pytest.approx(e, abs=1e-9)
     assert same(watch.values(), expected_values)
     assert watch.seen == len(stream)
 
@@ -191,7 +191,7 @@ def test_block_z_scores_are_standard_normal_without_change() -> None:
         for _ in range(1100):
             z = watch.update(rng.betavariate(2, 5))
         assert z is not None
-        zs.append(z)
+        zs.append(tuple(s.z for s in z))
     for name, column in zip(("ks", "psi", "positive_rate"), zip(*zs, strict=True),
                             strict=True):
         values = np.array(column)
@@ -206,7 +206,11 @@ def test_shift_raises_every_signal() -> None:
     for _ in range(5000):
         watch.update(rng.gauss(0.0, 1.0), None)
     shifted = [watch.update(rng.gauss(0.3, 1.0)) for _ in range(500)][-1]
-    assert shifted is not None and min(shifted) > 3.0
+    assert shifted is not None and min(s.z for s in shifted) > 3.0
+    ks, index, rate = shifted
+    assert (ks.name, index.name, rate.name) == ("ks", "psi", "positive_rate")
+    assert ks.value == pytest.approx(watch.values()["ks"])  # the block is the window here
+    assert rate.value > rate.reference
     values = watch.values()
     assert values["ks"] > 0.08 and values["psi"] > 0.05
     assert values["positive_rate"] > values["reference_positive_rate"] + 0.05
