@@ -69,6 +69,7 @@ import numbers
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from statistics import NormalDist
 from typing import Any, Literal
 
@@ -260,10 +261,9 @@ def rate_z(x: int, n: int, k: int, r: int) -> float:
     a, b = k + 0.5, r - k + 0.5
     base = (math.lgamma(n + 1) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
             - math.lgamma(n + a + b))
-    ks = np.arange(n + 1, dtype=float)
-    from_lgamma = np.vectorize(math.lgamma)
-    pmf = np.exp(base - from_lgamma(ks + 1) - from_lgamma(n - ks + 1)
-                 + from_lgamma(ks + a) + from_lgamma(n - ks + b))
+    lg = math.lgamma
+    pmf = np.exp(np.array([base - lg(i + 1) - lg(n - i + 1) + lg(i + a) + lg(n - i + b)
+                           for i in range(n + 1)]))
     below = math.fsum(pmf[:x])
     above = math.fsum(pmf[x + 1:])
     if below < above:  # sum the smaller tail, for precision at both ends
@@ -317,7 +317,7 @@ class ScoreDrift:
         (0.17, 0.097)
     """
 
-    __slots__ = ("_block", "_edges", "_history", "_reference", "_seen", "bins",
+    __slots__ = ("_block", "_edges", "_frozen", "_history", "_reference", "_seen", "bins",
                  "block_size", "reference", "reference_size", "threshold", "window")
 
     def __init__(self, *, window: int = 1000, block_size: int = 500,
@@ -343,6 +343,7 @@ class ScoreDrift:
         self._history: deque[tuple[float, int]] = deque(maxlen=keep)
         self._reference: list[tuple[float, int]] = []  # "frozen" only
         self._edges: FloatArray | None = None  # PSI edges of the frozen reference
+        self._frozen: tuple[FloatArray, int] | None = None  # its sorted scores, positives
         self._block: list[tuple[float, int]] = []
         self._seen = 0
 
@@ -369,23 +370,30 @@ class ScoreDrift:
         result = None
         self._block.append(item)
         if len(self._block) == self.block_size:
-            reference = self._reference_before(self.block_size - 1)
+            reference = self._reference_sample(self.block_size - 1)
             if reference is not None:
                 result = self._block_z(self._block, reference)
             self._block = []
         self._history.append(item)
         return result
 
-    def _reference_before(self, newest: int) -> list[tuple[float, int]] | None:
-        """The reference for a comparison of the ``newest`` latest predictions (frozen, or
-        the R before them), None while it is incomplete."""
+    def _reference_sample(self, newest: int) -> tuple[FloatArray, int] | None:
+        """The reference's scores (sorted) and predicted positives for a comparison of the
+        ``newest`` latest predictions: the frozen sample, or the R before them; None while
+        it is incomplete."""
+        r = self.reference_size
         if self.reference == "frozen":
-            return self._reference if len(self._reference) == self.reference_size else None
+            if len(self._reference) < r:
+                return None
+            if self._frozen is None:  # computed once per reference
+                self._frozen = (np.sort(np.fromiter((s for s, _ in self._reference), float, r)),
+                                sum(p for _, p in self._reference))
+            return self._frozen
         end = len(self._history) - newest
-        if end < self.reference_size:
+        if end < r:
             return None
-        start = end - self.reference_size
-        return [self._history[i] for i in range(start, end)]
+        items = list(islice(self._history, end - r, end))  # deque indexing is O(n) each
+        return np.sort(np.fromiter((s for s, _ in items), float, r)), sum(p for _, p in items)
 
     def _edges_for(self, reference_scores: FloatArray) -> FloatArray:
         if self.reference == "frozen":
@@ -394,15 +402,15 @@ class ScoreDrift:
             return self._edges
         return quantile_edges(reference_scores, self.bins)
 
-    def _block_z(self, block: list[tuple[float, int]], reference: list[tuple[float, int]]
+    def _block_z(self, block: list[tuple[float, int]], reference: tuple[FloatArray, int]
                  ) -> tuple[BlockSignal, BlockSignal, BlockSignal]:
         scores = np.fromiter((s for s, _ in block), float, len(block))
-        ref = np.fromiter((s for s, _ in reference), float, len(reference))
+        ref, k = reference
         m, r = len(scores), len(ref)
         edges = self._edges_for(ref)
         d = ks_statistic(scores, ref)
         index = psi(scores, ref, edges)
-        x, k = sum(p for _, p in block), sum(p for _, p in reference)
+        x = sum(p for _, p in block)
         return (
             BlockSignal("ks", d, 0.0, ks_z(d, m, r)),
             BlockSignal("psi", index, 0.0, psi_z(index, m, r, len(edges) + 1)),
@@ -418,16 +426,16 @@ class ScoreDrift:
         n = min(self.window, len(self._history))
         if n == 0:
             return nan
-        recent = [self._history[i] for i in range(len(self._history) - n, len(self._history))]
+        recent = list(islice(self._history, len(self._history) - n, None))
         out = dict(nan, positive_rate=sum(p for _, p in recent) / n)
-        reference = self._reference_before(n) if n == self.window else None
+        reference = self._reference_sample(n) if n == self.window else None
         if reference is None:
             return out
         scores = np.fromiter((s for s, _ in recent), float, n)
-        ref = np.fromiter((s for s, _ in reference), float, len(reference))
+        ref, k = reference
         out["ks"] = ks_statistic(scores, ref)
         out["psi"] = psi(scores, ref, self._edges_for(ref))
-        out["reference_positive_rate"] = sum(p for _, p in reference) / len(reference)
+        out["reference_positive_rate"] = k / len(ref)
         return out
 
     # --- state -------------------------------------------------------------------------
