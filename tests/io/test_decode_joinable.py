@@ -21,9 +21,10 @@ from driftwatch.io.decode import (
 
 FMT = EventFormat()
 ONE_TOPIC = JoinFormat(kind_field="kind")
+TWO_TOPICS = JoinFormat()
 
 
-def decode(obj: Any, kind: str | None = "prediction", join: JoinFormat = JoinFormat(),
+def decode(obj: Any, kind: str | None = "prediction", join: JoinFormat = TWO_TOPICS,
            timestamp: float | None = 1_700_000_000.0, fmt: EventFormat = FMT) -> Any:
     value = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
     return decode_joinable(value, b"k", fmt, join, kind, timestamp)  # type: ignore[arg-type]
