@@ -45,15 +45,25 @@ watches:
   k + ½) (Jeffreys' prior, so the reference's own sampling error is included), and the
   mid-p transform z = Φ⁻¹(P(X < x) + ½·P(X = x)) is close to N(0, 1) even for rare
   positives. Signed: positive when more predictions are positive than in the reference.
+  With a frozen reference, the rate's reference is *self-starting* (Hawkins 1987): the
+  reference's counts plus those of every block since, so each block is scored by its
+  predictive distribution given everything before it. Those sequential predictive values
+  are independent while nothing changes (Dawid's prequential principle), where a fixed
+  reference's error would bias every z alike: measured, a CUSUM targeting 200 blocks
+  between false alarms gave 1.5× its rate with the fixed counts at R = 10 000, m = 500.
 
-**What the calibration does not cover.** Blocks share the reference, so their z-scores are
-independent only given the reference; a frozen reference that happens to sit off the true
-distribution raises every later z a little. The correlation of two blocks' values is of
-the order m/(m + R), which is why ``reference_size`` defaults to 20 blocks;
-``benchmarks/score_drift.py`` measures the z-scores' moments and correlation and the false
-alarm rate that results.
+**What the calibration does not cover.** For KS and PSI, blocks share the reference, so
+their z-scores are independent only given the reference; a frozen reference that happens
+to sit off the true distribution raises every later z a little. The correlation of two
+blocks' values is of the order m/(m + R), which is why ``reference_size`` defaults to 20
+blocks; ``benchmarks/score_drift.py`` measures the z-scores' moments and correlation (and
+the false alarms of a CUSUM fed with them are within the run-to-run noise of the target
+there: 41 and 42 alarms where 45 were expected, R = 10 000, m = 500, ARL 200 blocks).
 
 References:
+    A. P. Dawid (1984). Statistical theory: the prequential approach. *JRSS A* 147, 278–292.
+    D. M. Hawkins (1987). Self-starting CUSUM charts for location and scale.
+    *The Statistician* 36, 299–316.
     M. A. Stephens (1970). Use of the Kolmogorov–Smirnov, Cramér–von Mises and related
     statistics without extensive tables. *JRSS B* 32, 115–122.
     B. Yurdakul (2018). *Statistical properties of the population stability index*. PhD
@@ -85,7 +95,7 @@ SIGNALS: tuple[str, ...] = ("ks", "psi", "positive_rate")
 """The signals, in the order :meth:`ScoreDrift.values` and :meth:`ScoreDrift.update` report."""
 
 STATE_VERSION = 1
-_STATE_KEYS = frozenset({"version", "history", "reference", "block", "seen"})
+_STATE_KEYS = frozenset({"version", "history", "reference", "block", "seen", "pool"})
 _NORMAL = NormalDist()
 _P_LIMIT = 1e-15  # probabilities are clamped to [1e-15, 1 − 1e-15]: |z| ≤ 7.9
 
@@ -313,11 +323,11 @@ class ScoreDrift:
         >>> [[round(s.z, 1) for s in block] for block in after if block]  # scores moved up
         [[2.5, 1.5, 2.1], [2.2, 1.6, 2.1]]
         >>> rate = after[-1][2]
-        >>> rate.value, rate.reference  # predicted positives: block against reference
-        (0.17, 0.097)
+        >>> rate.value, round(rate.reference, 3)  # predicted positives: block, reference
+        (0.17, 0.102)
     """
 
-    __slots__ = ("_block", "_edges", "_frozen", "_history", "_reference", "_seen", "bins",
+    __slots__ = ("_block", "_edges", "_frozen", "_history", "_pool", "_reference", "_seen", "bins",
                  "block_size", "reference", "reference_size", "threshold", "window")
 
     def __init__(self, *, window: int = 1000, block_size: int = 500,
@@ -344,6 +354,9 @@ class ScoreDrift:
         self._reference: list[tuple[float, int]] = []  # "frozen" only
         self._edges: FloatArray | None = None  # PSI edges of the frozen reference
         self._frozen: tuple[FloatArray, int] | None = None  # its sorted scores, positives
+        # "frozen": the rate's pooled reference, [positives, predictions] of the reference
+        # and of every block since (module docstring).
+        self._pool: list[int] | None = None
         self._block: list[tuple[float, int]] = []
         self._seen = 0
 
@@ -411,9 +424,15 @@ class ScoreDrift:
         d = ks_statistic(scores, ref)
         index = psi(scores, ref, edges)
         x = sum(p for _, p in block)
+        if self.reference == "frozen":
+            if self._pool is None:
+                self._pool = [k, r]
+            k, r = self._pool
+            self._pool[0] += x
+            self._pool[1] += m
         return (
-            BlockSignal("ks", d, 0.0, ks_z(d, m, r)),
-            BlockSignal("psi", index, 0.0, psi_z(index, m, r, len(edges) + 1)),
+            BlockSignal("ks", d, 0.0, ks_z(d, m, len(ref))),
+            BlockSignal("psi", index, 0.0, psi_z(index, m, len(ref), len(edges) + 1)),
             BlockSignal("positive_rate", x / m, k / r, rate_z(x, m, k, r)),
         )
 
@@ -448,6 +467,7 @@ class ScoreDrift:
             "reference": [list(x) for x in self._reference],
             "block": [list(x) for x in self._block],
             "seen": self._seen,
+            "pool": self._pool,
         }
 
     @classmethod
@@ -472,4 +492,8 @@ class ScoreDrift:
         watch._history.extend(items["history"])
         watch._block = items["block"][: watch.block_size - 1]
         watch._seen = _check_int(state["seen"], "seen", 0)
+        pool = state["pool"]
+        if watch.reference == "frozen" and pool is not None:
+            watch._pool = [_check_int(pool[0], "pool positives", 0),
+                           _check_int(pool[1], "pool size", 1)]
         return watch

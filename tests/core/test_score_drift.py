@@ -120,6 +120,7 @@ def recount(stream: list[tuple[float, int | None]], kw: dict[str, Any]) -> tuple
     m, r, w = kw["block_size"], kw["reference_size"], kw["window"]
     start = r if kw["reference"] == "frozen" else 0
     blocks = []
+    pool = [sum(p for _, p in items[:r]), r]  # frozen: the rate's self-starting reference
     for end in range(start + m, len(items) + 1, m):
         if kw["reference"] == "previous" and end - m - r < 0:
             continue
@@ -129,7 +130,9 @@ def recount(stream: list[tuple[float, int | None]], kw: dict[str, Any]) -> tuple
              psi_z(psi([s for s, _ in block], [s for s, _ in ref],
                        quantile_edges([s for s, _ in ref], kw["bins"])), m, r,
                    len(quantile_edges([s for s, _ in ref], kw["bins"])) + 1),
-             rate_z(sum(p for _, p in block), m, sum(p for _, p in ref), r))
+             rate_z(sum(p for _, p in block), m, *(
+                 pool if kw["reference"] == "frozen" else (sum(p for _, p in ref), r))))
+        pool = [pool[0] + sum(p for _, p in block), pool[1] + m]
         blocks.append((end - 1, z))
     recent = items[start:][-w:]
     values = {"ks": math.nan, "psi": math.nan, "positive_rate": math.nan,
