@@ -14,7 +14,7 @@ import platform
 import sys
 
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
-              "hostile", "replay", "checkpoint", "kills")
+              "hostile", "replay", "checkpoint", "kills", "score_drift")
 
 
 def _machine() -> str:
