@@ -88,7 +88,7 @@ import re
 import types
 import typing
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, cast
@@ -116,8 +116,10 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector
+from driftwatch.core.join import Join
 from driftwatch.core.monitor import (
     DEFAULT_WATCHES,
     WATCHABLE,
@@ -128,7 +130,9 @@ from driftwatch.core.monitor import (
     MonitorConfig,
     Watch,
 )
-from driftwatch.io.decode import EventFormat, ModelSource, model_id_problem
+from driftwatch.core.prediction_watch import PredictionWatch, default_detectors
+from driftwatch.core.score_drift import ScoreDrift
+from driftwatch.io.decode import EventFormat, JoinFormat, ModelSource, model_id_problem
 
 __all__ = [
     "CONFIG_ENV",
@@ -1819,6 +1823,24 @@ class JoinSettings(_Section):
         return {"max_pending": self.max_pending, "max_age": self.max_age_seconds,
                 "max_pending_labels": self.max_pending_labels,
                 "max_label_age": self.max_label_age_seconds, "remember": self.remember}
+
+    def join_format(self) -> JoinFormat:
+        """How records are told apart and keyed, for the decoder."""
+        return JoinFormat(self.event_id_field, self.kind_field, self.prediction_kind,
+                          self.label_kind)
+
+    def delayed_labels(self, threshold_for: Callable[[str], float]) -> DelayedLabels:
+        """A fresh join with the models' label-free watches (when ``score_drift`` is on);
+        ``threshold_for(model)`` is the model's crisp threshold (its monitor's)."""
+        drift = self.score_drift
+
+        def watch_for(model: str) -> PredictionWatch:
+            return PredictionWatch(model, ScoreDrift(
+                window=drift.window, block_size=drift.block_size, reference=drift.reference,
+                reference_size=drift.reference_size, bins=drift.bins,
+                threshold=threshold_for(model)), default_detectors(drift.arl))
+
+        return DelayedLabels(Join(**self.limits()), watch_for if drift.enabled else None)
 
 
 class Settings(BaseSettings):
