@@ -37,6 +37,12 @@ Lifecycle and failure behaviour:
   logs an error and counts ``driftwatch_offset_resets_total{reason="beyond_log_end"}``. It
   takes the records as new events (right for a recreated topic; after a truncation the
   records before the new end are counted again: the agent cannot tell the two apart).
+- **Predictions and labels as separate records** (settings ``join``): each record is
+  decoded as a prediction or a label (by its topic or its kind field); a prediction's model
+  is admitted (``limits.max_models``) before it enters the join and its model's label-free
+  watch; a joined pair is the event its monitor gets, when its second half arrives. The
+  join's pending records are saved in the checkpoint with the monitors and the offsets
+  they cover, so a restart neither loses a pending prediction nor joins a label twice.
 - **Bad records** are counted by reason, logged at a bounded rate, dead-lettered when a topic
   is configured, and skipped; **models beyond** ``limits.max_models`` are rejected the same
   way (reason ``too_many_models``) so memory and metric cardinality stay bounded.
