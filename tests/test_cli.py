@@ -178,6 +178,7 @@ def test_schema_is_json_with_a_description_for_every_field(
         "checkpoint",
         "readiness",
         "logging",
+        "join",
     }
     assert _fields_without_description(schema) == []
     defs = schema["$defs"]
