@@ -243,3 +243,11 @@ def test_bad_input_and_state_are_refused() -> None:
         ScoreDrift.from_state({**state, "version": 0})
     with pytest.raises(ValueError, match="score"):
         ScoreDrift.from_state({**state, "history": [["x", 1]]})
+
+
+def test_doctests() -> None:
+    import doctest
+
+    import driftwatch.core.score_drift as module
+
+    assert doctest.testmod(module).failed == 0
