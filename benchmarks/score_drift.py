@@ -6,7 +6,10 @@ A. **Calibration.** Stationary streams (scores Beta(2, 5), predicted positive at
    of each run's mean z against what independent z-scores would give (√(1/blocks)): a frozen
    reference shared by all blocks of a run makes the run means spread wider, by about the
    correlation m/(m + R) that the module docstring names.
-B. **Cost.** One prediction's update (amortized over blocks), and the sliding values
+B. **False alarms.** The agent's default detectors (:func:`~driftwatch.core.prediction_watch.
+   default_detectors`: CUSUMs with k = 0.5 whose threshold is set for a target in-control
+   run length) on those z-scores, against the alarms the target implies.
+C. **Cost.** One prediction's update (amortized over blocks), and the sliding values
    (exact KS and PSI of w = 1000 recent scores against R = 10 000) beside
    ``scipy.stats.ks_2samp`` alone on the same samples.
 
@@ -48,6 +51,36 @@ def calibration_table(quick: bool) -> None:
     print()
 
 
+def false_alarm_table(quick: bool) -> None:
+    """B. CUSUM false alarms on the block z-scores (what the agent's default detectors do)."""
+    from driftwatch.core.prediction_watch import default_detectors
+
+    runs, blocks, arl = (10, 200, 200.0) if quick else (30, 300, 200.0)
+    print(f"B. False alarms of the default CUSUMs (target: one per {arl:.0f} blocks), "
+          f"{runs} stationary runs × {blocks} blocks\n")
+    print("| reference | R | m | signal | alarms | expected | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for reference, r, m in (("frozen", 10_000, 500), ("previous", 10_000, 500)):
+        rng = np.random.default_rng(5)
+        alarms = dict.fromkeys(SIGNALS, 0)
+        total = 0
+        for _ in range(runs):
+            watch = ScoreDrift(window=m, block_size=m, reference=reference, reference_size=r)
+            detectors = default_detectors(arl)
+            for x in rng.beta(2, 5, r + m * blocks):
+                signals = watch.update(float(x))
+                if signals is None:
+                    continue
+                total += 1
+                for signal in signals:
+                    if detectors[signal.name][0].update(signal.z).value == "drift":
+                        alarms[signal.name] += 1
+        for name in SIGNALS:
+            print(f"| {reference} | {r} | {m} | {name} | {alarms[name]} | {total / arl:.1f} | "
+                  f"{alarms[name] / (total / arl):.2f} |")
+    print()
+
+
 def cost_table(quick: bool) -> None:
     from scipy import stats
 
@@ -64,7 +97,7 @@ def cost_table(quick: bool) -> None:
     values = min(timeit.repeat(watch.values, number=5, repeat=repeat)) / 5
     a, b = np.array(scores[-w:]), np.array(scores[:r])
     scipy_ks = min(timeit.repeat(lambda: stats.ks_2samp(a, b), number=5, repeat=repeat)) / 5
-    print(f"B. Cost (w = {w}, m = {m}, R = {r}; best of {repeat})\n")
+    print(f"C. Cost (w = {w}, m = {m}, R = {r}; best of {repeat})\n")
     print("| operation | time | ratio |")
     print("|---|---|---|")
     print(f"| update, per prediction (block closes amortized) | {per_update * 1e6:.1f} µs | |")
@@ -76,6 +109,7 @@ def cost_table(quick: bool) -> None:
 
 def main(quick: bool = False) -> None:
     calibration_table(quick)
+    false_alarm_table(quick)
     cost_table(quick)
 
 

@@ -119,9 +119,11 @@ class PredictionWatch:
         measure = MEASURES[signal.name]
         if state is DetectorState.DRIFT:
             self._alarms[(measure, detector.name)] += 1
+        # No window of labels: P = N = 0; the reference is what the block was compared with
+        # (0 for a distance, the reference's rate for the predicted-positive rate).
         return Alarm(self.model, measure, detector.name,
                      "drift" if state is DetectorState.DRIFT else "warning",
-                     signal.value, math.nan, 0, 0, self.drift.seen, ts)
+                     signal.value, math.nan, 0, 0, self.drift.seen, ts, signal.reference)
 
     def snapshot(self) -> PredictionSnapshot:
         """The current picture; costs one :meth:`ScoreDrift.values`."""

@@ -57,7 +57,8 @@ watches:
 their z-scores are independent only given the reference; a frozen reference that happens
 to sit off the true distribution raises every later z a little. The correlation of two
 blocks' values is of the order m/(m + R), which is why ``reference_size`` defaults to 20
-blocks; ``benchmarks/score_drift.py`` measures the z-scores' moments and that correlation.
+blocks; ``benchmarks/score_drift.py`` measures the z-scores' moments and that correlation,
+and the false alarms of the default CUSUMs fed with them (the target's rate, within noise).
 
 References:
     A. P. Dawid (1984). Statistical theory: the prequential approach. *JRSS A* 147, 278–292.

@@ -13,8 +13,10 @@ import pytest
 from driftwatch.core.delayed import DELAY_BUCKETS, DelayedLabels
 from driftwatch.core.detectors import registry
 from driftwatch.core.join import Join, Joined, Label, Prediction
+from driftwatch.core.monitor import Monitor
 from driftwatch.core.prediction_watch import PredictionWatch
 from driftwatch.core.score_drift import SIGNALS, ScoreDrift
+from driftwatch.settings import Settings
 from driftwatch.simulate import delayed_labels, generate
 
 LIMITS = {"max_pending": 300, "max_age": 2_000.0, "max_label_age": 50.0}
@@ -109,3 +111,35 @@ def test_bad_state_is_refused_and_changes_nothing() -> None:
     with pytest.raises(ValueError, match="not finite"):
         labels.restore({**before, "models": {"a": [1, 1, [0] * 13, math.inf]}})
     assert labels.export_state() == before
+
+
+def test_the_scores_alarm_before_the_labels_can() -> None:
+    """A sudden AUC drop with labels an hour late: the default label-free CUSUMs alarm on
+    the scores' change long before the labelled monitor has seen a changed label."""
+    settings = Settings.model_validate({"join": {"enabled": True, "kind_field": "kind"}})
+    delayed = settings.join.delayed_labels(lambda model: 0.5)
+    monitor = Monitor("m", settings.monitoring.monitor_config("m"))
+    change_at, rate = 20_000, 10.0
+    stream = generate("sudden_auc_drop", seed=4, length=40_000, change_at=change_at,
+                      drop=0.15, rate=rate)
+    first_score_alarm = first_label_alarm = None
+    early = []
+    for r in delayed_labels(stream, seed=5, model="m", delay="fixed", mean_delay=3600.0):
+        if isinstance(r, Prediction):
+            joined, alarms = delayed.add_prediction(r)
+            if alarms and r.ts < change_at / rate:
+                early += alarms
+            if alarms and first_score_alarm is None and r.ts >= change_at / rate:
+                first_score_alarm = r.ts
+        else:
+            joined = delayed.add_label(r)
+        if joined is not None:
+            drift = [a for a in monitor.update(joined.event()) if a.level == "drift"]
+            if drift and first_label_alarm is None and joined.prediction_ts >= change_at / rate:
+                first_label_alarm = joined.label_ts
+    assert not early  # no false alarm on the 20 000 predictions before the change
+    assert first_score_alarm is not None and first_label_alarm is not None
+    # The scores alarm within two minutes (1200 predictions) of the change; the first label
+    # of a changed prediction arrives an hour after it.
+    assert first_score_alarm < change_at / rate + 120
+    assert first_label_alarm >= change_at / rate + 3600
