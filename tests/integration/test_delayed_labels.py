@@ -19,8 +19,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from driftwatch.core.delayed import DelayedLabels
-from driftwatch.core.join import Join, Label, Prediction
+from driftwatch.core.join import Label, Prediction
 from driftwatch.core.monitor import Monitor
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.settings import Settings
@@ -36,7 +35,7 @@ JOIN = {
     "max_pending_labels": 10,
     "max_label_age_seconds": 30.0,
     "remember": 2000,
-    "score_drift": {"enabled": False},
+    "score_drift": {"window": 200, "block_size": 100, "reference_size": 500, "arl": 20},
 }
 MONITORING = {"defaults": {"window_size": 300, "sample_every": 25}}
 OVERRIDES = {"join": JOIN, "monitoring": MONITORING, "events": {"model_source": "field"}}
@@ -79,7 +78,8 @@ def as_json(record: Prediction | Label) -> bytes:
 def offline(rs: list[Prediction | Label], settings: Settings) -> tuple[dict[str, Any],
                                                                       dict[str, Any]]:
     """Monitor and join states after the records, computed in-process."""
-    labels = DelayedLabels(Join(**settings.join.limits()))
+    labels = settings.join.delayed_labels(
+        lambda model: settings.monitoring.monitor_config(model).threshold)
     monitors: dict[str, Monitor] = {}
     for r in rs:
         joined = labels.add_prediction(r)[0] if isinstance(r, Prediction) else labels.add_label(r)
@@ -121,6 +121,14 @@ def test_one_topic_equals_the_offline_join(broker: TansuBroker, topic: str,
     saved = checkpoint(tmp_path / "agent-state")
     assert saved["monitors"] == monitors
     assert saved["join"] == join
+    # The label-free watches saw every prediction once, and their CUSUMs (tuned to alarm
+    # often here: 20 blocks between false alarms) alarmed on the drifting model's scores,
+    # exported as the checkpoint holds them.
+    for model, watch in join["watches"].items():
+        assert watch["drift"]["seen"] == join["models"][model][0]
+        alarms = sum(n for _, _, n in watch["alarms"])
+        assert alarms > 0 or model == "churn"
+        assert metrics.total("driftwatch_score_drift_alarms_total", model=model) == alarms
     # Every reason happened, and the metrics say what the checkpoint says.
     dropped = join["join"]["dropped"]
     assert all(dropped[f"{s}/{r}"] > 0 for s in ("prediction", "label")
