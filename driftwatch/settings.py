@@ -1736,7 +1736,9 @@ class ScoreDriftSettings(_Section):
         default=10_000, ge=100, le=1_000_000,
         description=(
             "Predictions in the reference. Blocks share it, so their values correlate by "
-            "about block_size / (block_size + reference_size): keep it 20 blocks or more."))
+            "about block_size / (block_size + reference_size): keep it 20 blocks or more. "
+            "Memory: about 80 bytes per prediction held, window + reference_size (+ "
+            "block_size) per model, 0.9 MB at the defaults."))
     bins: int = Field(default=10, ge=2, le=100,
                       description="Bins of the PSI, at the reference's quantiles.")
     arl: float = Field(

@@ -143,3 +143,14 @@ def test_the_scores_alarm_before_the_labels_can() -> None:
     # of a changed prediction arrives an hour after it.
     assert first_score_alarm < change_at / rate + 120
     assert first_label_alarm >= change_at / rate + 3600
+
+
+def test_a_snapshot_recomputes_only_watches_that_saw_predictions() -> None:
+    labels = DelayedLabels(Join(), watch_for)
+    for i, model in enumerate(["a", "b"] * 700):
+        labels.add_prediction(Prediction(f"e{i}", model, (i % 13) / 13, None, float(i)))
+    first = {w.model: w for w in labels.snapshot().watches}
+    labels.add_prediction(Prediction("new", "a", 0.5, None, 2000.0))
+    second = {w.model: w for w in labels.snapshot().watches}
+    assert second["b"] is first["b"]
+    assert second["a"] is not first["a"] and second["a"].predictions == 701
