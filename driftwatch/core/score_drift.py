@@ -351,9 +351,11 @@ class ScoreDrift:
         if self.reference == "previous":
             keep += self.reference_size
         self._history: deque[tuple[float, int]] = deque(maxlen=keep)
-        self._reference: list[tuple[float, int]] = []  # "frozen" only
+        self._reference: list[tuple[float, int]] = []  # "frozen", while it fills
         self._edges: FloatArray | None = None  # PSI edges of the frozen reference
-        self._frozen: tuple[FloatArray, int] | None = None  # its sorted scores, positives
+        # Once full, the frozen reference is kept as its sorted scores and positive count
+        # only (all its statistics need): 8 bytes a score instead of a Python pair's ~90.
+        self._frozen: tuple[FloatArray, int] | None = None
         # "frozen": the rate's pooled reference, [positives, predictions] of the reference
         # and of every block since (module docstring).
         self._pool: list[int] | None = None
@@ -377,8 +379,10 @@ class ScoreDrift:
         positive = (score >= self.threshold) if y_pred is None else check_label(y_pred, "y_pred")
         item = (score, int(positive))
         self._seen += 1
-        if self.reference == "frozen" and len(self._reference) < self.reference_size:
+        if self.reference == "frozen" and self._frozen is None:
             self._reference.append(item)
+            if len(self._reference) == self.reference_size:
+                self._freeze()
             return None
         result = None
         self._block.append(item)
@@ -396,11 +400,6 @@ class ScoreDrift:
         it is incomplete."""
         r = self.reference_size
         if self.reference == "frozen":
-            if len(self._reference) < r:
-                return None
-            if self._frozen is None:  # computed once per reference
-                self._frozen = (np.sort(np.fromiter((s for s, _ in self._reference), float, r)),
-                                sum(p for _, p in self._reference))
             return self._frozen
         end = len(self._history) - newest
         if end < r:
@@ -457,6 +456,12 @@ class ScoreDrift:
         out["reference_positive_rate"] = k / len(ref)
         return out
 
+    def _freeze(self) -> None:
+        items = self._reference
+        self._frozen = (np.sort(np.fromiter((s for s, _ in items), float, len(items))),
+                        sum(p for _, p in items))
+        self._reference = []
+
     # --- state -------------------------------------------------------------------------
 
     def export_state(self) -> dict[str, Any]:
@@ -464,7 +469,9 @@ class ScoreDrift:
         return {
             "version": STATE_VERSION,
             "history": [list(x) for x in self._history],
-            "reference": [list(x) for x in self._reference],
+            # While it fills, the pairs; once frozen, its sorted scores and positive count.
+            "reference": [list(x) for x in self._reference] if self._frozen is None else {
+                "scores": self._frozen[0].tolist(), "positives": self._frozen[1]},
             "block": [list(x) for x in self._block],
             "seen": self._seen,
             "pool": self._pool,
@@ -482,13 +489,29 @@ class ScoreDrift:
         if state["version"] != STATE_VERSION:
             raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
         watch = cls(**parameters)
+        reference = state["reference"]
         try:
             items = {key: [(check_score(s, "score"), check_label(p, "positive"))
-                           for s, p in state[key]] for key in ("history", "reference", "block")}
-        except (TypeError, ValueError) as error:
+                           for s, p in state[key]] for key in ("history", "block")}
+            if isinstance(reference, Mapping):
+                frozen = np.sort(np.array([check_score(x, "score")
+                                           for x in reference["scores"]], dtype=float))
+                positives = _check_int(reference["positives"], "positives", 0)
+                if len(frozen) < 2 or positives > len(frozen):
+                    raise ValueError(f"has a frozen reference of {len(frozen)} scores with "
+                                     f"{positives} positives")
+            else:
+                pairs = [(check_score(s, "score"), check_label(p, "positive"))
+                         for s, p in reference]
+        except (TypeError, ValueError, KeyError) as error:
             raise ValueError(f"state {error}") from error
         if watch.reference == "frozen":
-            watch._reference = items["reference"][: watch.reference_size]
+            if isinstance(reference, Mapping):
+                watch._frozen = (frozen, positives)
+            else:
+                watch._reference = pairs[: watch.reference_size]
+                if len(watch._reference) == watch.reference_size:
+                    watch._freeze()
         watch._history.extend(items["history"])
         watch._block = items["block"][: watch.block_size - 1]
         watch._seen = _check_int(state["seen"], "seen", 0)
