@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from driftwatch.core.join import Join, Joined, Label, Prediction
@@ -41,15 +41,11 @@ class ModelCounts:
 
     predictions: int = 0
     matched: int = 0
-    delay_buckets: list[int] | None = None  # per bucket of DELAY_BUCKETS, then +Inf
+    delay_buckets: list[int] = field(  # per bucket of DELAY_BUCKETS, then +Inf
+        default_factory=lambda: [0] * (len(DELAY_BUCKETS) + 1))
     delay_sum: float = 0.0
 
-    def __post_init__(self) -> None:
-        if self.delay_buckets is None:
-            self.delay_buckets = [0] * (len(DELAY_BUCKETS) + 1)
-
     def observe(self, delay: float) -> None:
-        assert self.delay_buckets is not None
         self.matched += 1
         self.delay_buckets[bisect.bisect_left(DELAY_BUCKETS, delay)] += 1
         self.delay_sum += delay
@@ -144,7 +140,7 @@ class DelayedLabels:
             pending={model: pending.get(model, 0) for model in self._models},
             predictions={m: c.predictions for m, c in self._models.items()},
             matched={m: c.matched for m, c in self._models.items()},
-            delay_buckets={m: tuple(c.delay_buckets or ()) for m, c in self._models.items()},
+            delay_buckets={m: tuple(c.delay_buckets) for m, c in self._models.items()},
             delay_sum={m: c.delay_sum for m, c in self._models.items()},
             dropped=dict(self.join.dropped),
             prediction_watermark=self.join.prediction_watermark,

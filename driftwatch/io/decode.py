@@ -409,7 +409,8 @@ def decode_joinable(value: bytes | None, key: bytes | None, fmt: EventFormat,
     ``kind`` is the record's kind when its topic says it (None: read ``join.kind_field``).
     A prediction carries the event id, the model (found as :func:`decode` finds it), the
     score and optionally the crisp prediction; a label carries the event id and the label.
-    Field names, classes and value rules are :func:`decode`'s, checked in the same order.
+    Field names, classes and value rules are :func:`decode`'s (the kind and the event id
+    are checked first).
     The time is the record's time field, else ``timestamp`` (the Kafka record's, in
     seconds): the join ages records by it, so a record with neither is ``bad_time``. The
     event id is a non-empty string or an integer (kept as its decimal string) of at most
