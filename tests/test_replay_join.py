@@ -62,10 +62,17 @@ def test_replay_joins_as_the_agent_does(tmp_path: Path,
     assert report["records"] == len(records)
     assert report["events"] == monitor.events > 2000
     assert report["rejected"]["bad_kind"] == 1 and report["rejected_total"] == 1
+    health = delayed.snapshot()
+    assert report["join"]["matched"] == {"m": health.matched["m"]} == {"m": monitor.events}
+    assert report["join"]["pending"] == {"m": health.pending["m"]} and health.pending["m"] > 0
+    assert report["join"]["dropped"]["prediction/duplicate"] == 1
     expected = monitor.snapshot()
     ours = report["models"]["m"]
     assert (ours["positives"], ours["negatives"]) == (expected.positives, expected.negatives)
     assert ours["measures"]["auc"] == pytest.approx(expected.values["auc"], abs=0)
+    # The table says the same in a line.
+    assert main(["replay", str(data), "--config", str(config)]) == 0
+    assert f"Joined {monitor.events:,} of " in capsys.readouterr().out
 
 
 def test_replay_of_a_join_needs_a_kind_field(tmp_path: Path,

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from driftwatch.core.delayed import DelayedLabels
+from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
 from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import (
@@ -87,6 +87,8 @@ class ReplayResult:
     fields_seen: tuple[str, ...] = ()
     """The top-level fields of the first rejected JSON objects, in order of appearance
     (collected only while no record has become an event)."""
+    join: JoinSnapshot | None = None
+    """The join's counts at the end, when predictions and labels came separately."""
 
     @property
     def rejected_total(self) -> int:
@@ -359,6 +361,7 @@ class Replay:
             series={m: r.series for m, r in self._recorders.items()},
             seconds=seconds,
             fields_seen=_fields(self._field_samples),
+            join=None if self._join is None else self._join[0].snapshot(),
         )
 
 
