@@ -61,7 +61,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
-from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
+from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.alarms import AlarmLog
@@ -396,7 +396,6 @@ class Agent:
         # Predictions and labels as separate records (settings ``join``): the join, the
         # label-free watches and the join's metrics; None when records come joined.
         self.delayed: DelayedLabels | None = None
-        self._join_snapshot: JoinSnapshot | None = None
         join = settings.join
         self._join_format = join.join_format()
         self._kinds: dict[str, RecordKind] = {}
@@ -621,7 +620,7 @@ class Agent:
         registry = CollectorRegistry(auto_describe=True)
         registry.register(SnapshotCollector(lambda: self._snapshot,
                                             self.settings.alerts.thresholds))
-        registry.register(JoinCollector(lambda: self._join_snapshot))
+        registry.register(JoinCollector(lambda: self._snapshot.join))
         ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
         PlatformCollector(registry=registry)  # python_info
         self.source = KafkaSource(
@@ -707,8 +706,6 @@ class Agent:
             return
         self._snapshot_at = now
         source = self.source
-        if self.delayed is not None:
-            self._join_snapshot = self.delayed.snapshot()
         monitors = self.monitors.snapshots()
         # A model's events count grew since the last snapshot: it had events about now
         # (within snapshot_interval_s), which is what the "no events" alert measures.
@@ -749,6 +746,7 @@ class Agent:
             started_time=self._started,
             last_processed=last,
             operations=operations,
+            join=None if self.delayed is None else self.delayed.snapshot(),
         )
 
     def _lag_seconds(self, lag: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], float]:
