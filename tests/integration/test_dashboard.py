@@ -27,7 +27,10 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
-from driftwatch.simulate import generate
+from driftwatch.core.join import Prediction
+from driftwatch.io.decode import EventFormat, JoinFormat
+from driftwatch.io.feed import encode_joinable
+from driftwatch.simulate import delayed_labels, generate
 from tests.broker import TansuBroker
 from tests.integration.helpers import (
     PrometheusProcess,
@@ -310,11 +313,6 @@ def test_delayed_labels_panels_return_data(
 ) -> None:
     """The "Delayed labels" row against an agent that joins predictions and labels (one topic,
     kind field) and watches the scores without labels: every query returns data."""
-    from driftwatch.core.join import Prediction
-    from driftwatch.io.decode import EventFormat, JoinFormat
-    from driftwatch.io.feed import encode_joinable
-    from driftwatch.simulate import delayed_labels
-
     board = dashboard()
     started = time.time()
     settings = {"join": {"enabled": True, "kind_field": "kind",
