@@ -297,11 +297,3 @@ def test_restore_under_smaller_bounds_counts_overflow() -> None:
     assert restored.pending("m") == 4
     assert restored.dropped[("prediction", "overflow")] == 6
     assert sorted(restored._predictions) == ["e6", "e7", "e8", "e9"]
-
-
-def test_doctests() -> None:
-    import doctest
-
-    import driftwatch.core.join as module
-
-    assert doctest.testmod(module).failed == 0

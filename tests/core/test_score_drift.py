@@ -245,11 +245,3 @@ def test_bad_input_and_state_are_refused() -> None:
         ScoreDrift.from_state({**state, "history": [["x", 1]]})
     with pytest.raises(ValueError, match="1 scores with 3 positives"):
         ScoreDrift.from_state({**state, "reference": {"scores": [0.5], "positives": 3}})
-
-
-def test_doctests() -> None:
-    import doctest
-
-    import driftwatch.core.score_drift as module
-
-    assert doctest.testmod(module).failed == 0

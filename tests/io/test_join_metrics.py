@@ -59,11 +59,3 @@ def test_nothing_without_a_join() -> None:
     registry = CollectorRegistry()
     registry.register(JoinCollector(lambda: None))
     assert b"driftwatch_join" not in generate_latest(registry)
-
-
-def test_feed_doctests() -> None:
-    import doctest
-
-    import driftwatch.io.feed as module
-
-    assert doctest.testmod(module).failed == 0
