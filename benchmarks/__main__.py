@@ -14,7 +14,8 @@ import platform
 import sys
 
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
-              "hostile", "replay", "checkpoint", "kills", "comparison")
+              "hostile", "replay", "checkpoint", "kills", "comparison",
+              "score_drift")
 
 
 def _machine() -> str:

@@ -37,6 +37,12 @@ Lifecycle and failure behaviour:
   logs an error and counts ``driftwatch_offset_resets_total{reason="beyond_log_end"}``. It
   takes the records as new events (right for a recreated topic; after a truncation the
   records before the new end are counted again: the agent cannot tell the two apart).
+- **Predictions and labels as separate records** (settings ``join``): each record is
+  decoded as a prediction or a label (by its topic or its kind field); a prediction's model
+  is admitted (``limits.max_models``) before it enters the join and its model's label-free
+  watch; a joined pair is the event its monitor gets, when its second half arrives. The
+  join's pending records are saved in the checkpoint with the monitors and the offsets
+  they cover, so a restart neither loses a pending prediction nor joins a label twice.
 - **Bad records** are counted by reason, logged at a bounded rate, dead-lettered when a topic
   is configured, and skipped; **models beyond** ``limits.max_models`` are rejected the same
   way (reason ``too_many_models``) so memory and metric cardinality stay bounded.
@@ -55,6 +61,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
+from driftwatch.core.delayed import DelayedLabels
+from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.alarms import AlarmLog
 from driftwatch.io.checkpoint import (
@@ -65,7 +73,16 @@ from driftwatch.io.checkpoint import (
     encode_offsets,
 )
 from driftwatch.io.comparisons import ComparisonCollector, Comparisons, ComparisonSnapshot
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.io.decode import (
+    JOIN_REJECTION_REASONS,
+    REJECTION_REASONS,
+    Decoded,
+    EventFormat,
+    RecordKind,
+    Rejected,
+    decode,
+    decode_joinable,
+)
 from driftwatch.io.exporter import (
     AgentSnapshot,
     LatencyHistogram,
@@ -73,6 +90,7 @@ from driftwatch.io.exporter import (
     Operations,
     SnapshotCollector,
 )
+from driftwatch.io.join_metrics import JoinCollector
 from driftwatch.io.kafka import (
     AlarmPublisher,
     DeadLetter,
@@ -180,6 +198,8 @@ class Checkpointer:
         self._due_at = clock() + interval_s
         self.durable: dict[TopicPartition, int] = {}
         """The offsets the last successful save covers (or the restored checkpoint's)."""
+        self.join_state: dict[str, Any] | None = None
+        """The join's pending state in the checkpoint :meth:`load` read (None: none)."""
         self.saves = 0
         self.failures = 0
         self.consecutive_failures = 0
@@ -271,6 +291,11 @@ class Checkpointer:
                    for (t, p), o in decode_offsets(offsets_part).items()}
         log.info("restoring checkpoint %s written by driftwatch %s: %d monitors, %d partitions",
                  checkpoint.path, checkpoint.driftwatch_version, len(monitors), len(offsets))
+        join = payload.get("join")
+        if join is not None and not isinstance(join, dict):
+            raise CheckpointError(f"{where}: the payload's 'join' must be an object, got "
+                                  f"{_kind(join)}")
+        self.join_state = join
         self.durable = dict(offsets)
         return offsets, dict(monitors), dict(rejected), dict(parts["comparisons"])
 
@@ -373,6 +398,18 @@ class Agent:
                                    readiness.ready_after_seconds, clock)
         self._ready = False
         self._rejected: dict[str, int] = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
+        # Predictions and labels as separate records (settings ``join``): the join, the
+        # label-free watches and the join's metrics; None when records come joined.
+        self.delayed: DelayedLabels | None = None
+        join = settings.join
+        self._join_format = join.join_format()
+        self._kinds: dict[str, RecordKind] = {}
+        if join.enabled:
+            self.delayed = join.delayed_labels(
+                lambda model: settings.monitoring.monitor_config(model).threshold)
+            if join.predictions_topic is not None and join.labels_topic is not None:
+                self._kinds = {join.predictions_topic: "prediction", join.labels_topic: "label"}
+            self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
         self._rejection_logged: dict[str, float] = {}
         # Next offset per partition whose events are all in the monitors.
         self._positions: dict[TopicPartition, int] = {}
@@ -430,7 +467,7 @@ class Agent:
         expected = self._positions.get(tp)
         if expected is not None and record.offset < expected:
             self._offset_reset(record, expected)
-        result = decode(record.value, record.key, self._format)
+        result = self._decode(record)
         if isinstance(result, Decoded):
             monitor = self.monitors.get(result.model)
             if monitor is not None:
@@ -444,7 +481,7 @@ class Agent:
                 self._reject(record, Rejected(TOO_MANY_MODELS,
                                               f"model {result.model!r} would exceed "
                                               f"limits.max_models={self.settings.limits.max_models}"))
-        else:
+        elif result is not None:
             self._reject(record, result)
         self._positions[tp] = record.offset + 1
         self._last_timestamp_ms[tp] = record.timestamp_ms
@@ -490,9 +527,40 @@ class Agent:
 
     def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
-        return {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
-                "rejected": dict(self._rejected),
-                "comparisons": self.comparisons.export_state()}
+        payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
+                   "rejected": dict(self._rejected),
+                   "comparisons": self.comparisons.export_state()}
+        if self.delayed is not None:  # pending predictions and labels, with the same offsets
+            payload["join"] = self.delayed.export_state()
+        return payload
+
+    def _decode(self, record: Record) -> Decoded | Rejected | None:
+        """The record's event for a monitor, a rejection, or None: a prediction or label
+        that is now pending in the join (or a duplicate, counted there)."""
+        if self.delayed is None:
+            return decode(record.value, record.key, self._format)
+        kind = self._kinds.get(record.topic)
+        if kind is None and self._join_format.kind_field is None:
+            return Rejected("bad_kind", f"topic {record.topic!r} is neither "
+                                        "join.predictions_topic nor join.labels_topic")
+        result = decode_joinable(record.value, record.key, self._format, self._join_format,
+                                 kind, record.timestamp_ms / 1000.0)
+        if isinstance(result, Rejected):
+            return result
+        if isinstance(result, Prediction):
+            # Admit the model before its prediction enters the join: pending predictions and
+            # label-free watches are bounded by limits.max_models like the monitors.
+            if self.monitors.get(result.model) is None:
+                return Rejected(TOO_MANY_MODELS, f"model {result.model!r} would exceed "
+                                f"limits.max_models={self.settings.limits.max_models}")
+            joined, alarms = self.delayed.add_prediction(result)
+            for alarm in alarms:
+                self.alarms.emit(alarm)
+                if self.on_alarm is not None:
+                    self._notify(alarm)
+        else:
+            joined = self.delayed.add_label(result)
+        return None if joined is None else Decoded(joined.model, joined.event())
 
     def _final_checkpoint(self) -> bool:
         for attempt in range(FINAL_SAVE_ATTEMPTS):
@@ -534,6 +602,17 @@ class Agent:
                 OverflowError) as error:
             raise CheckpointError(f"a comparison state in the checkpoint: "
                                   f"{type(error).__name__}: {error}") from error
+        join_state = self.checkpointer.join_state
+        if join_state is not None and self.delayed is not None:
+            try:
+                self.delayed.restore(join_state, **self.settings.join.limits())
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                    OverflowError) as error:
+                raise CheckpointError(f"the join state in the checkpoint: "
+                                      f"{type(error).__name__}: {error}") from error
+        elif join_state is not None:
+            log.warning("the checkpoint holds pending predictions and labels of a join, but "
+                        "join is not enabled: they are dropped")
         self._positions.update(offsets)
         for reason, count in rejected.items():
             self._rejected[reason] = self._rejected.get(reason, 0) + count
@@ -555,6 +634,7 @@ class Agent:
         registry = CollectorRegistry(auto_describe=True)
         registry.register(SnapshotCollector(lambda: self._snapshot,
                                             self.settings.alerts.thresholds))
+        registry.register(JoinCollector(lambda: self._snapshot.join))
         ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
         PlatformCollector(registry=registry)  # python_info
         if self.comparisons:
@@ -683,6 +763,7 @@ class Agent:
             started_time=self._started,
             last_processed=last,
             operations=operations,
+            join=None if self.delayed is None else self.delayed.snapshot(),
         )
 
     def _lag_seconds(self, lag: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], float]:

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from driftwatch.arguments import (
     add_config_argument,
     load_settings_or_report,
+    non_negative_float,
     non_negative_int,
     port_number,
     positive_float,
@@ -54,7 +55,13 @@ from driftwatch.arguments import (
 from driftwatch.demo_output import Display, describe_change_points
 from driftwatch.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
 from driftwatch.signals import stop_on_signals
-from driftwatch.simulate import SCENARIOS, SimulatedStream, generate
+from driftwatch.simulate import (
+    DELAY_DISTRIBUTIONS,
+    SCENARIOS,
+    SimulatedStream,
+    delayed_labels,
+    generate,
+)
 
 if TYPE_CHECKING:
     from driftwatch.agent import Agent
@@ -133,6 +140,17 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                           help="number of models, each with its own seed (default: 1)")
     simulate.add_argument("--partitions", type=positive_int, default=1, metavar="N",
                           help="partitions of the topic if it must be created (default: 1)")
+    labels = simulate.add_argument_group(
+        "delayed labels", "with join enabled in the settings: predictions now, labels later, "
+        "as separate records to join.predictions_topic and join.labels_topic (or one topic "
+        "with join.kind_field)")
+    labels.add_argument("--label-delay", type=non_negative_float, default=60.0,
+                        metavar="SECONDS", help="mean delay of a label (default: 60)")
+    labels.add_argument("--delay-distribution", choices=DELAY_DISTRIBUTIONS,
+                        default="exponential",
+                        help="fixed, exponential or lognormal (default: exponential)")
+    labels.add_argument("--unlabelled", type=non_negative_float, default=0.0, metavar="SHARE",
+                        help="share of predictions that never get a label (default: 0)")
     add_config_argument(simulate)
     simulate.set_defaults(handler=_simulate)
 
@@ -448,7 +466,7 @@ def _model_snapshot(agent: Agent) -> Snapshot | None:
 def _simulate(args: argparse.Namespace) -> int:
     from driftwatch import logs
     from driftwatch.agent import producer_config
-    from driftwatch.io.feed import BrokersUnreachable, Feed, FeedError, ensure_topic
+    from driftwatch.io.feed import BrokersUnreachable, Feed, FeedError, JoinTopics, ensure_topic
 
     settings = load_settings_or_report(args.config)
     if settings is None:
@@ -485,7 +503,32 @@ def _simulate(args: argparse.Namespace) -> int:
         return _fail("simulate", str(exc))
     except FeedError as exc:  # e.g. not allowed to create topics: the cluster may auto-create
         print(f"  warning: {exc}; sending anyway", file=sys.stderr, flush=True)
-    feed = Feed(config, topic, streams, rate=args.rate, duration_s=args.duration, fmt=fmt)
+    join = None
+    records: dict[str, Any] = dict(streams)
+    if settings.join.enabled:
+        if not 0.0 <= args.unlabelled <= 1.0:
+            return _fail("simulate", f"--unlabelled must be in [0, 1], got {args.unlabelled}",
+                         EXIT_INVALID)
+        join_settings = settings.join
+        join = JoinTopics(join_settings.predictions_topic or topic,
+                          join_settings.labels_topic or topic, join_settings.join_format())
+        records = {model: delayed_labels(stream, seed=args.seed + k, model=model,
+                                         delay=args.delay_distribution,
+                                         mean_delay=args.label_delay,
+                                         unlabelled=args.unlabelled, id_prefix=f"{model}-")
+                   for k, (model, stream) in enumerate(streams.items())}
+        print(f"  two streams: predictions to {join.predictions}, labels to {join.labels} "
+              f"after a {args.delay_distribution} delay of {args.label_delay:g} s on average",
+              flush=True)
+        for extra in {join.predictions, join.labels} - {topic}:
+            try:
+                if ensure_topic(config, extra, partitions=args.partitions):
+                    print(f"  created topic {extra} ({args.partitions} partition(s))",
+                          flush=True)
+            except FeedError as exc:
+                print(f"  warning: {exc}; sending anyway", file=sys.stderr, flush=True)
+    feed = Feed(config, topic, records, rate=args.rate, duration_s=args.duration, fmt=fmt,
+                join=join)
     interrupted = threading.Event()
     with stop_on_signals(interrupted, on_second=lambda: os._exit(EXIT_INTERRUPTED)), \
             _Worker("feed", feed.run, FEED_STOP_TIMEOUT_S) as worker:

@@ -202,6 +202,13 @@ MUTATIONS = {
     "rejections without idle agents": (" * 0\n", " * 1\n"),
     "lag that is merely high": ("deriv(driftwatch_consumer_lag_records[15m]) > 0",
                                 "deriv(driftwatch_consumer_lag_records[15m]) > -1"),
+    "no labels even without predictions": (
+        "sum by (job) (increase(driftwatch_join_predictions_total[1h])) > 0",
+        "sum by (job) (increase(driftwatch_join_predictions_total[1h])) >= 0"),
+    "labels stopped after a short gap": ("(increase(driftwatch_join_labels_total[1h])) == 0",
+                                         "(increase(driftwatch_join_labels_total[5m])) == 0"),
+    "score drift that never resolves": ("increase(driftwatch_score_drift_alarms_total[10m])",
+                                        "increase(driftwatch_score_drift_alarms_total[1h])"),
 }
 
 

@@ -179,6 +179,7 @@ def test_schema_is_json_with_a_description_for_every_field(
         "readiness",
         "logging",
         "comparisons",
+        "join",
     }
     assert _fields_without_description(schema) == []
     defs = schema["$defs"]

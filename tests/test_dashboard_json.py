@@ -19,6 +19,7 @@ import pytest
 
 from driftwatch.io.comparisons import ComparisonCollector
 from driftwatch.io.exporter import AgentSnapshot, SnapshotCollector
+from driftwatch.io.join_metrics import JoinCollector
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = ROOT / "helm" / "driftwatch" / "files" / "dashboard.json"
@@ -28,10 +29,12 @@ DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 
 def exported_metric_names() -> set[str]:
     """The sample names the exporter can produce (from its metric families)."""
-    suffix = {"counter": "_total", "info": "_info"}
+    suffix = {"counter": ("_total",), "info": ("_info",),
+              "histogram": ("_bucket", "_sum", "_count")}
     families = [*SnapshotCollector(lambda: AgentSnapshot.empty(0.0)).describe(),
-                *ComparisonCollector(lambda: ()).describe()]
-    return {family.name + suffix.get(family.type, "") for family in families}
+                *ComparisonCollector(lambda: ()).describe(),
+                *JoinCollector(lambda: None).describe()]
+    return {family.name + end for family in families for end in suffix.get(family.type, ("",))}
 
 
 def board() -> dict[str, Any]:

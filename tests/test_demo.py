@@ -301,3 +301,41 @@ def test_simulate_feeds_an_agent_that_counts_every_model(
     assert metrics.total("driftwatch_events_rejected_total") == 0
     code, _ = agent.stop()
     assert code == 0
+
+
+def test_simulate_two_streams_feeds_an_agent_that_joins_them(
+    tmp_path: Path, broker: TansuBroker
+) -> None:
+    # Settings with the join on two topics: simulate sends predictions now and each label
+    # a fixed 0.3 s later, a fifth never; the agent joins them.
+    settings = agent_settings(
+        broker.bootstrap, port=free_port(), group="joined", checkpoint_dir=tmp_path / "state",
+        topic="predictions",
+        overrides={"kafka": {"topics": ["predictions", "labels"]},
+                   "join": {"enabled": True, "predictions_topic": "predictions",
+                            "labels_topic": "labels", "score_drift": {"enabled": False}}},
+    )
+    agent = AgentProcess(settings, tmp_path, "agent")
+    result = subprocess.run(
+        [sys.executable, "-m", "driftwatch", "simulate", "--config", str(agent.config_path),
+         "--models", "2", "--length", "1000", "--rate", "2000", "--label-delay", "0.3",
+         "--delay-distribution", "fixed", "--unlabelled", "0.2"],
+        capture_output=True, text=True, env=clean_environment(), timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "predictions to predictions, labels to labels" in result.stdout
+    sent = int(re.search(r"^sent (\d+) events", result.stdout, re.M).group(1))  # type: ignore[union-attr]
+    labels = sent - 2000
+    assert 1500 < labels < 1700, result.stdout  # 80 % of 2000 predictions labelled
+    agent.start()
+    metrics = agent.wait_metrics(
+        lambda m: m.total("driftwatch_join_labels_total") >= labels
+        and m.total("driftwatch_join_predictions_total") >= 2000, f"{sent} records")
+    assert metrics.total("driftwatch_join_matched_total") == labels
+    assert metrics.total("driftwatch_events_processed_total") == labels
+    assert metrics.total("driftwatch_join_pending_predictions") == 2000 - labels
+    # Every delay is 0.3 s of event time: all in the first bucket of the histogram.
+    assert metrics.total("driftwatch_label_delay_seconds_bucket", le="60.0") == labels
+    assert metrics.total("driftwatch_label_delay_seconds_sum") == pytest.approx(0.3 * labels)
+    code, _ = agent.stop()
+    assert code == 0

@@ -14,6 +14,7 @@ import ast
 import itertools
 import math
 import random
+import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 
 import driftwatch.simulate as simulate
 from driftwatch.core.events import Event
+from driftwatch.core.join import Join, Label, Prediction
 from driftwatch.simulate import (
     IMBALANCE_RATIOS,
     SCENARIOS,
@@ -41,6 +43,7 @@ from driftwatch.simulate import (
     SimulatedStream,
     Stationary,
     SuddenAucDrop,
+    delayed_labels,
     generate,
     positive_share_from_ratio,
 )
@@ -563,6 +566,8 @@ def test_imports_only_the_standard_library_and_the_event() -> None:
         "statistics",
         "typing",
         "driftwatch.core.events",
+        "heapq",  # delayed labels: the labels not yet due
+        "driftwatch.core.join",  # the Prediction and Label records (pure values)
     }
     tree = ast.parse(Path(simulate.__file__).read_text(encoding="utf-8"))
     imported = {
@@ -572,3 +577,44 @@ def test_imports_only_the_standard_library_and_the_event() -> None:
         for alias in node.names
     }
     assert imported <= allowed, imported - allowed
+
+
+# -- delayed labels ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("delay", ["fixed", "exponential", "lognormal"])
+def test_delayed_labels_join_back_to_the_events(delay: str) -> None:
+    events = list(generate("sudden_auc_drop", seed=5, length=3000))
+    records = list(delayed_labels(events, seed=9, delay=delay, mean_delay=40.0))
+    assert records == list(delayed_labels(events, seed=9, delay=delay, mean_delay=40.0))
+    assert [r.ts for r in records] == sorted(r.ts for r in records)
+    predictions = [r for r in records if isinstance(r, Prediction)]
+    labels = [r for r in records if isinstance(r, Label)]
+    assert len(predictions) == len(labels) == len(events)
+    delays = [lab.ts - events[int(lab.event_id[1:])].ts for lab in labels]
+    assert statistics.fmean(delays) == pytest.approx(40.0, rel=0.0 if delay == "fixed" else 0.1)
+    join = Join(max_age=math.inf, max_label_age=math.inf)
+    pairs = [p for r in records if (p := (join.add_prediction(r) if isinstance(r, Prediction)
+                                          else join.add_label(r))) is not None]
+    # Every event comes back whole, in the order its label arrived.
+    assert [(p.event(), p.label_ts) for p in pairs] == [
+        (events[int(lab.event_id[1:])], lab.ts) for lab in labels]
+    assert [p.label_ts for p in pairs] == sorted(p.label_ts for p in pairs)
+
+
+def test_delayed_labels_leave_a_share_unlabelled() -> None:
+    records = list(delayed_labels(generate("stationary", seed=1, length=4000), seed=2,
+                                  unlabelled=0.25))
+    assert sum(isinstance(r, Label) for r in records) == pytest.approx(3000, abs=120)
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"delay": "uniform"}, "delay"),
+    ({"mean_delay": -1.0}, "mean_delay"),
+    ({"sigma": 0.0}, "sigma"),
+    ({"unlabelled": 1.5}, "unlabelled"),
+    ({"seed": -1}, "seed"),
+])
+def test_delayed_labels_refuse_bad_parameters(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        list(delayed_labels([], **{"seed": 1, **params}))

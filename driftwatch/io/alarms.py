@@ -63,10 +63,13 @@ def _message(record: dict[str, Any]) -> str:
     scale = "" if normalized is None else f" (normalized {number(normalized)})"
     if reference is not None:
         scale += f" against {number(reference)} before"
+    # A label-free alarm (no label seen) has no window of classes to show.
+    window = "" if record["positives"] == record["negatives"] == 0 else (
+        f", window P={record['positives']} N={record['negatives']}")
     return (
         f"alarm: model {record['model']}: {record['measure']} {what}; "
-        f"value {number(record['value'])}{scale}, window P={record['positives']} "
-        f"N={record['negatives']}, after {record['event_count']} events"
+        f"value {number(record['value'])}{scale}{window}, after {record['event_count']} "
+        "events"
     )
 
 

@@ -131,6 +131,7 @@ from driftwatch import __version__
 if TYPE_CHECKING:
     # Only for annotations: the collector reads attributes, so the exporter does not need the
     # core's detector modules loaded to be imported.
+    from driftwatch.core.delayed import JoinSnapshot
     from driftwatch.core.monitor import Snapshot
     from driftwatch.settings import AlertThresholds
 
@@ -279,6 +280,9 @@ class AgentSnapshot:
             took an event of it into its monitor; for a model restored from a checkpoint
             and silent since, when the agent started. What a "no events" alert measures.
         operations: the agent's own counters (:class:`Operations`).
+        join: the join of predictions and labels (settings ``join``), None when records
+            come joined; shown by :class:`~driftwatch.io.join_metrics.JoinCollector`, from
+            this same value so that a scrape sees the join and the monitors at one moment.
     """
 
     monitors: tuple[Snapshot, ...]
@@ -288,6 +292,7 @@ class AgentSnapshot:
     started_time: float
     last_processed: Mapping[str, float] = field(default_factory=dict)
     operations: Operations = field(default_factory=Operations)
+    join: JoinSnapshot | None = None
 
     def __post_init__(self) -> None:
         monitors = tuple(self.monitors)

@@ -11,23 +11,25 @@ so that ``driftwatch simulate --config agent.yaml`` feeds exactly what that agen
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from kafka import KafkaProducer  # type: ignore[import-untyped]
 from kafka.admin import KafkaAdminClient, NewTopic  # type: ignore[import-untyped]
 from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
 
 from driftwatch.core.events import Event
-from driftwatch.io.decode import EventFormat
+from driftwatch.core.join import Label, Prediction
+from driftwatch.io.decode import EventFormat, JoinFormat
 
-__all__ = ["BrokersUnreachable", "Feed", "FeedError", "FeedStats", "encode_record",
-           "ensure_topic"]
+__all__ = ["BrokersUnreachable", "Feed", "FeedError", "FeedStats", "JoinTopics",
+           "encode_joinable", "encode_record", "ensure_topic"]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,46 @@ def encode_record(event: Event, model: str, fmt: EventFormat = DEFAULT_FORMAT
     if fmt.model_source == "field":
         value[fmt.model_field] = model
     return model.encode(), json.dumps(value, separators=(",", ":")).encode()
+
+
+def encode_joinable(record: Prediction | Label, fmt: EventFormat, join: JoinFormat
+                    ) -> tuple[bytes, bytes]:
+    """``(key, value)`` of a prediction or label record of the two-stream form (the agent's
+    ``join`` settings): the event id, the kind when ``join.kind_field`` is set, the time, and
+    the score (and prediction, and model when it comes from a field) or the label. The key
+    is the event id.
+
+    Example:
+        >>> encode_joinable(Label("e7", 1, 5.0), EventFormat(), JoinFormat(kind_field="kind"))
+        (b'e7', b'{"event_id":"e7","ts":5.0,"kind":"label","label":1}')
+    """
+    classes = {1: fmt.positive_label, 0: fmt.negative_label}
+    value: dict[str, Any] = {join.event_id_field: record.event_id, fmt.time_field: record.ts}
+    if isinstance(record, Prediction):
+        if join.kind_field is not None:
+            value[join.kind_field] = join.prediction_kind
+        value[fmt.score_field] = record.y_score
+        if record.y_pred is not None:
+            value[fmt.prediction_field] = classes[record.y_pred]
+        if fmt.model_source == "field":
+            value[fmt.model_field] = record.model
+        key = record.model.encode() if fmt.model_source == "key" else record.event_id.encode()
+    else:
+        if join.kind_field is not None:
+            value[join.kind_field] = join.label_kind
+        value[fmt.label_field] = classes[record.y_true]
+        key = record.event_id.encode()
+    return key, json.dumps(value, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class JoinTopics:
+    """Where a two-stream feed sends predictions and labels (the same topic for both when
+    the agent tells them apart by ``join.kind_field``)."""
+
+    predictions: str
+    labels: str
+    join: JoinFormat
 
 
 def ensure_topic(producer_config: Mapping[str, Any], topic: str, *, partitions: int = 1,
@@ -129,23 +171,28 @@ class Feed:
     Parameters:
         producer_config: kafka-python ``KafkaProducer`` options (brokers and security).
         topic: where the records go.
-        streams: the events of each model, by model id.
+        streams: the events of each model, by model id; or, with ``join``, the predictions
+            and labels of each model (:func:`~driftwatch.simulate.delayed_labels`), each
+            sent when its time is due (record time − the first record's time after the
+            start), predictions and labels to their topics.
         rate: events per second of each model, > 0.
         duration_s: stop sending after this many seconds; None: when the streams end.
         fmt: the record format (:func:`encode_record`).
+        join: the topics and format of the two-stream form; None: labelled events.
     """
 
     def __init__(
         self,
         producer_config: Mapping[str, Any],
         topic: str,
-        streams: Mapping[str, Iterable[Event]],
+        streams: Mapping[str, Iterable[Event]] | Mapping[str, Iterable[Prediction | Label]],
         *,
         rate: float,
         duration_s: float | None = None,
         fmt: EventFormat = DEFAULT_FORMAT,
         flush_timeout_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        join: JoinTopics | None = None,
     ) -> None:
         if not rate > 0:
             raise ValueError(f"rate must be a positive number of events per second, got {rate!r}")
@@ -160,6 +207,7 @@ class Feed:
         self.duration_s = duration_s
         self.fmt = fmt
         self.flush_timeout_s = flush_timeout_s
+        self.join = join
         self._clock = clock
         self._lock = threading.Lock()
         self._delivered = 0
@@ -181,7 +229,10 @@ class Feed:
             raise BrokersUnreachable(
                 f"cannot reach {_brokers(self.producer_config)}: {exc}") from None
         try:
-            self._send_all(producer, stop)
+            if self.join is None:
+                self._send_all(producer, stop)
+            else:
+                self._send_timed(producer, stop)
         finally:
             self._close(producer)
             self._ended = self._clock()
@@ -196,7 +247,9 @@ class Feed:
     # -- sending ----------------------------------------------------------------------------
 
     def _send_all(self, producer: Any, stop: threading.Event) -> None:
-        iterators: dict[str, Iterator[Event]] = {m: iter(s) for m, s in self.streams.items()}
+        # Without a join every stream holds events (see __init__).
+        iterators: dict[str, Iterator[Event]] = {
+            m: iter(cast(Iterable[Event], s)) for m, s in self.streams.items()}
         count = 0  # events sent per model (the models advance in step)
         start = self._started = self._clock()
         while iterators and not stop.is_set():
@@ -214,6 +267,41 @@ class Feed:
                 count += 1
             stop.wait(max(0.0, min(TICK_S, count / self.rate - (self._clock() - start))))
         self.exhausted = not iterators
+
+    def _send_timed(self, producer: Any, stop: threading.Event) -> None:
+        """The two-stream form: every model's records merged by time, each sent when due."""
+        assert self.join is not None
+        records: Iterator[Prediction | Label] = heapq.merge(
+            *self.streams.values(), key=lambda r: r.ts)  # type: ignore[arg-type]
+        start = self._started = self._clock()
+        first: float | None = None
+        for record in records:
+            if first is None:
+                first = record.ts
+            while not stop.is_set():
+                elapsed = self._clock() - start
+                if self.duration_s is not None and elapsed >= self.duration_s:
+                    return
+                wait = record.ts - first - elapsed
+                if wait <= 0:
+                    break
+                stop.wait(min(TICK_S * 10, wait))
+            if stop.is_set():
+                return
+            topic = self.join.predictions if isinstance(record, Prediction) \
+                else self.join.labels
+            key, value = encode_joinable(record, self.fmt, self.join.join)
+            self._produce(producer, topic, key, value)
+        self.exhausted = True
+
+    def _produce(self, producer: Any, topic: str, key: bytes, value: bytes) -> None:
+        try:
+            future = producer.send(topic, key=key, value=value)
+        except KafkaError as exc:
+            raise FeedError(f"cannot send to {topic!r}: {exc}") from None
+        self.sent += 1
+        future.add_callback(self._delivered_one)
+        future.add_errback(self._failed_one)
 
     def _send(self, producer: Any, model: str, event: Event) -> None:
         key, value = encode_record(event, model, self.fmt)

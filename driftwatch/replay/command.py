@@ -256,16 +256,26 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
         fmt = source.fmt  # field names = the file's column names, for clearer rejections
     plotting = bool(args.plot)
 
+    join = None
+    if settings.join.enabled:
+        if settings.join.kind_field is None:
+            return _fail("a replay reads one stream: with join enabled it needs "
+                         "join.kind_field (the field that says prediction or label)")
+        join = (settings.join.delayed_labels(
+            lambda model: settings.monitoring.monitor_config(model).threshold),
+            settings.join.join_format())
+
     def make_replay(share: tuple[int, int] | None = None) -> Replay:
         return Replay(
             fmt, settings.monitoring.monitor_config, settings.limits.max_models,
             series_models=(set(args.model) if args.model else None) if plotting else (),
             measures=measures, on_bad=on_bad if share is None else None, share=share,
             block_size=args.block_auc,
+            join=join,
         )
 
-    if isinstance(source, JsonLinesSource) and (jobs := jobs_for(source.name, fmt,
-                                                                 args.jobs)) > 1:
+    if isinstance(source, JsonLinesSource) and join is None and (
+            jobs := jobs_for(source.name, fmt, args.jobs)) > 1:
         source.close()  # each process reads the file itself
         return _finish(args, _parallel(source.name, make_replay, jobs, progress, on_bad), fmt)
     replay = make_replay()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from driftwatch.core.delayed import JoinSnapshot
 from driftwatch.core.measures.block import average_auc
 from driftwatch.core.monitor import MEASURES
 from driftwatch.replay.run import BadRecord, ReplayAlarm, ReplayResult
@@ -61,6 +62,8 @@ def render_text(result: ReplayResult, kafka: bool = False) -> str:
         f"({rate:,.0f} records/s)",
         "",
     ]
+    if result.join is not None:
+        lines += [*_join_lines(result.join), ""]
     lines += _alarm_lines(result.alarms, kafka)
     if result.rejected_total:
         lines += ["", *_bad_lines(result, kafka)]
@@ -143,6 +146,30 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
+def _join_lines(join: JoinSnapshot) -> list[str]:
+    """The join's health: predictions and labels, pairs, what waits, what left unjoined."""
+    predictions = sum(join.predictions.values())
+    matched = sum(join.matched.values())
+    dropped = ", ".join(f"{stream} {reason} {n:,}" for (stream, reason), n in join.dropped.items()
+                        if n) or "none"
+    return [f"Joined {matched:,} of {predictions:,} predictions with {join.labels:,} labels; "
+            f"pending at the end: {sum(join.pending.values()):,} predictions, "
+            f"{join.pending_labels:,} labels; left unjoined: {dropped}"]
+
+
+def _join_json(join: JoinSnapshot) -> dict[str, Any]:
+    return {
+        "predictions": dict(join.predictions),
+        "labels": join.labels,
+        "matched": dict(join.matched),
+        "pending": dict(join.pending),
+        "pending_labels": join.pending_labels,
+        "dropped": {f"{stream}/{reason}": n for (stream, reason), n in join.dropped.items()},
+        "delay_seconds_mean": {m: (join.delay_sum[m] / n if n else None)
+                               for m, n in join.matched.items()},
+    }
+
+
 def to_json(result: ReplayResult) -> dict[str, Any]:
     """The report as plain JSON-ready data (NaN as None)."""
     def where(position: int, partition: int | None) -> dict[str, int]:
@@ -191,6 +218,7 @@ def to_json(result: ReplayResult) -> dict[str, Any]:
             }
             for model, s in result.snapshots.items()
         },
+        **({} if result.join is None else {"join": _join_json(result.join)}),
     }
 
 

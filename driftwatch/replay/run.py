@@ -23,9 +23,19 @@ import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
+from driftwatch.core.join import Prediction
 from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected
+from driftwatch.io.decode import (
+    JOIN_REJECTION_REASONS,
+    REJECTION_REASONS,
+    Decoded,
+    EventFormat,
+    JoinFormat,
+    Rejected,
+    decode_joinable,
+)
 from driftwatch.replay.fastdecode import FastDecoder, plain_event
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
@@ -84,6 +94,8 @@ class ReplayResult:
     """Each model's AUC per complete block of ``block_size`` events (NaN: one class)."""
     batch_aucs: dict[str, float] = field(default_factory=dict)
     """Each model's AUC over all its events (paper 000's batch AUC)."""
+    join: JoinSnapshot | None = None
+    """The join's counts at the end, when predictions and labels came separately."""
 
     @property
     def rejected_total(self) -> int:
@@ -112,13 +124,21 @@ class Replay:
         block_size: also keep each model's block AUC over consecutive blocks of this many
             events, and its batch AUC over all events (paper 000 §4; the batch AUC holds
             every score in memory). None: neither.
+        join: predictions and labels as separate records (settings ``join`` with a
+            ``kind_field``): the join (with the models' label-free watches) and the record
+            format. Joined pairs go to the monitors as the agent's do, label-free alarms are
+            collected with the others; records without a time field are ``bad_time`` (a file
+            has no record timestamps). Not with ``share``: labels name no model.
     """
 
     def __init__(self, fmt: EventFormat, config_for: Callable[[str], MonitorConfig],
                  max_models: int, *, series_models: Collection[str] | None = (),
                  measures: tuple[str, ...] | None = None, on_bad: OnBad | None = None,
                  on_alarm: OnAlarm | None = None, share: tuple[int, int] | None = None,
-                 block_size: int | None = None) -> None:
+                 block_size: int | None = None,
+                 join: tuple[DelayedLabels, JoinFormat] | None = None) -> None:
+        if join is not None and share is not None:
+            raise ValueError("a replay with a join cannot be split into shares")
         self._fmt = fmt
         self._decoder = FastDecoder(fmt)
         self._decode = self._decoder.__call__
@@ -142,10 +162,16 @@ class Replay:
         self._events_seen = False  # whether any record became an event (in any share)
         self._share = share
         self._model_index: dict[str, int] = {}  # model → its rank by first event (shares)
+        self._join = join
+        if join is not None:
+            self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
 
     def process(self, record: Record) -> None:
         """Decode one record and give its event to its model's monitor (or count it)."""
         self.records += 1
+        if self._join is not None and record.rejected is None:
+            self._joinable(record.value, record.key, record.position, record.partition)
+            return
         result: Decoded | Rejected = record.rejected or self._decode(record.value, record.key)
         if isinstance(result, Rejected):
             self._reject(record.position, record.partition, record.value, result)
@@ -162,6 +188,13 @@ class Replay:
         """
         if self._share is not None:
             self._process_share(lines, first)
+            return
+        if self._join is not None:
+            for number, line in enumerate(lines, first):
+                value = line.rstrip(b"\r\n")
+                if value.strip():
+                    self.records += 1
+                    self._joinable(value, None, number, None)
             return
         values = self._decoder.values
         monitors = self._monitors
@@ -253,6 +286,27 @@ class Replay:
         if alarms:
             self._found(alarms, position, partition)
 
+    def _joinable(self, value: bytes | None, key: bytes | None, position: int,
+                  partition: int | None) -> None:
+        """A prediction or label record through the join, as the agent does it."""
+        assert self._join is not None
+        delayed, join_format = self._join
+        result = decode_joinable(value, key, self._fmt, join_format, None, None)
+        if isinstance(result, Rejected):
+            self._reject(position, partition, value, result)
+            return
+        if isinstance(result, Prediction):
+            if result.model not in self._monitors and self._add(result.model) is None:
+                self._reject(position, partition, None, self._too_many(result.model))
+                return
+            joined, alarms = delayed.add_prediction(result)
+            if alarms:
+                self._found(alarms, position, partition)
+        else:
+            joined = delayed.add_label(result)
+        if joined is not None:
+            self._event(Decoded(joined.model, joined.event()), position, partition)
+
     def ranks(self) -> dict[str, int]:
         """Each monitored model's rank among the models by first event (the order in which
         a single replay creates their monitors)."""
@@ -310,6 +364,8 @@ class Replay:
     def result(self, source: str, seconds: float) -> ReplayResult:
         """What the replay found so far; snapshots are taken now."""
         reasons = [*REJECTION_REASONS, TOO_MANY_MODELS]
+        if self._join is not None:
+            reasons += JOIN_REJECTION_REASONS
         if self._rejected.get(BAD_CSV):
             reasons.append(BAD_CSV)
         return ReplayResult(
@@ -327,6 +383,7 @@ class Replay:
             block_size=self._block_size,
             block_aucs={m: tuple(b.values) for m, b in self._blocks.items()},
             batch_aucs={m: b.batch_auc for m, b in self._blocks.items()},
+            join=None if self._join is None else self._join[0].snapshot(),
         )
 
 

@@ -27,7 +27,10 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
-from driftwatch.simulate import generate
+from driftwatch.core.join import Prediction
+from driftwatch.io.decode import EventFormat, JoinFormat
+from driftwatch.io.feed import encode_joinable
+from driftwatch.simulate import delayed_labels, generate
 from tests.broker import TansuBroker
 from tests.integration.helpers import (
     PrometheusProcess,
@@ -100,6 +103,11 @@ def dashboard() -> dict[str, Any]:
     return dict(json.loads(DASHBOARD.read_text(encoding="utf-8")))
 
 
+JOIN_ROW = "Delayed labels"
+"""The row whose panels need an agent that joins predictions and labels (settings ``join``):
+checked against one in ``test_delayed_labels_panels_return_data``, the rest here."""
+
+
 def panels(board: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     """Every panel, including those nested in collapsed rows."""
     for panel in board["panels"]:
@@ -107,18 +115,29 @@ def panels(board: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
         yield from panel.get("panels", [])
 
 
-def queries(board: Mapping[str, Any]) -> list[Query]:
+def queries(board: Mapping[str, Any], join: bool = False) -> list[Query]:
+    """The queries of the panels outside the join row, and the annotations; with ``join``,
+    those of the join row only."""
+    row_of: dict[int, str | None] = {}
+    row = None
+    for panel in board["panels"]:
+        if panel["type"] == "row":
+            row = panel["title"]
+        for member in [panel, *panel.get("panels", [])]:
+            row_of[member["id"]] = row
     found = [
         Query(f"panel {panel['id']} {panel['title']!r} {target['refId']}", target["expr"],
               bool(target.get("instant")) and not target.get("range"))
         for panel in panels(board)
+        if (row_of.get(panel["id"]) == JOIN_ROW) == join
         for target in panel.get("targets", [])
     ]
-    found += [
-        Query(f"annotation {annotation['name']!r}", annotation["expr"], False)
-        for annotation in board["annotations"]["list"]
-        if not annotation.get("builtIn")
-    ]
+    if not join:
+        found += [
+            Query(f"annotation {annotation['name']!r}", annotation["expr"], False)
+            for annotation in board["annotations"]["list"]
+            if not annotation.get("builtIn")
+        ]
     return found
 
 
@@ -287,3 +306,54 @@ def test_every_dashboard_query_returns_data_from_a_real_agent(
         "time() - max without (instance) (driftwatch_last_processed_timestamp_seconds)"))
     assert set(silent) == {DRIFTING, STEADY}
     assert all(0 <= seconds < 1200 for seconds in silent.values())
+
+
+def test_delayed_labels_panels_return_data(
+    broker: TansuBroker, topic: str, start_agent: StartAgent, start_prometheus: StartPrometheus
+) -> None:
+    """The "Delayed labels" row against an agent that joins predictions and labels (one topic,
+    kind field) and watches the scores without labels: every query returns data."""
+    board = dashboard()
+    started = time.time()
+    settings = {"join": {"enabled": True, "kind_field": "kind",
+                         "score_drift": {"window": 200, "block_size": 100,
+                                         "reference_size": 1000, "arl": 100}},
+                "events": {"model_source": "field"}}
+    agent = start_agent(JOB, settings)
+    prometheus = start_prometheus(
+        {"global": {"scrape_interval": f"{SCRAPE_S}s", "scrape_timeout": f"{SCRAPE_S}s",
+                    "evaluation_interval": f"{SCRAPE_S}s"},
+         "scrape_configs": [{"job_name": JOB,
+                             "static_configs": [{"targets": [f"127.0.0.1:{agent.port}"]}]}]},
+        yaml.safe_load(RULES.read_text(encoding="utf-8")),
+    )
+    fmt, join = EventFormat(), JoinFormat(kind_field="kind")
+    start_ts = started - LENGTH / 100
+    records = list(delayed_labels(
+        generate("sudden_auc_drop", seed=11, length=LENGTH, auc=0.95, drop=0.3,
+                 change_at=CHANGE_AT, rate=100.0, start_ts=start_ts),
+        seed=3, model=DRIFTING, mean_delay=20.0, unlabelled=0.1))
+    # Two halves with scrapes between, so that rates over the interval have data.
+    half = len(records) // 2
+    for part in (records[:half], records[half:]):
+        produce(broker.bootstrap, topic, [encode_joinable(r, fmt, join)[1] for r in part])
+        predictions = sum(isinstance(r, Prediction) for r in part)
+        agent.wait_metrics(lambda m, n=predictions: m.total(
+            "driftwatch_join_predictions_total") >= n, "predictions read")
+        time.sleep(4 * SCRAPE_S)
+    wait_for(lambda: bool(prometheus.query("driftwatch_score_drift_z")), WAIT_S,
+             "Prometheus to scrape the label-free signals", diagnostics=prometheus.log)
+    end = time.time()
+    span = max(int(end - started) + 1, 1)
+    builtins = {"__interval": f"{SCRAPE_S}s", "__interval_ms": str(SCRAPE_S * 1000),
+                "__rate_interval": "30s", "__range": f"{span}s",
+                "__range_s": str(span), "__range_ms": str(span * 1000)}
+    variables, _ = resolve_variables(board, prometheus, builtins)
+    failures = []
+    for query in queries(board, join=True):
+        expr = substitute(query.expr, variables)
+        data = prometheus.api("query_range", query=expr, start=str(started), end=str(end),
+                              step=f"{SCRAPE_S}s")
+        if not data["result"]:
+            failures.append(f"{query.where}: no data for {expr}")
+    assert not failures, "\n".join(failures)

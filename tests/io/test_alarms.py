@@ -93,6 +93,17 @@ def test_threshold_alarm_message(caplog: pytest.LogCaptureFixture) -> None:
     assert "normalized 0.55" in message
 
 
+def test_label_free_alarm_message(caplog: pytest.LogCaptureFixture) -> None:
+    rate = Alarm(model="fraud", measure="predicted_positive_rate", detector="cusum",
+                 level="drift", value=0.17, normalized=math.nan, positives=0, negatives=0,
+                 event_count=20_500, event_time=None, reference=0.102)
+    with caplog.at_level(logging.WARNING, logger="test.alarms"):
+        AlarmLog(logging.getLogger("test.alarms")).emit(rate)
+    message = alarm_records(caplog)[0].getMessage()
+    assert message == ("alarm: model fraud: predicted_positive_rate drift from cusum; value "
+                       "0.17 against 0.102 before, after 20500 events")
+
+
 def test_emit_publishes_the_record() -> None:
     published: list[dict[str, Any]] = []
     log = AlarmLog(logging.getLogger("test.alarms"), published.append)
