@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from driftwatch.core.detectors.adwin import ADWIN
+from driftwatch.core.state import check_state
 from driftwatch.core.window import PrequentialWindow
 
 ADAPTIVE_STATE_VERSION = 1
@@ -166,16 +167,8 @@ class AdaptiveWindow(PrequentialWindow):
         Raises:
             ValueError: the state is malformed; the message says which part.
         """
-        if not isinstance(state, Mapping):
-            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
-        missing = sorted(_OWN_KEYS - state.keys())
-        if missing:
-            raise ValueError(f"state is missing keys {missing}")
-        if state["adaptive_version"] != ADAPTIVE_STATE_VERSION:
-            raise ValueError(
-                f"state adaptive_version must be {ADAPTIVE_STATE_VERSION}, "
-                f"got {state['adaptive_version']!r}"
-            )
+        state = check_state(state, _OWN_KEYS, ADAPTIVE_STATE_VERSION,
+                            version_key="adaptive_version")
         base = PrequentialWindow.from_state({k: v for k, v in state.items() if k not in _OWN_KEYS})
         try:
             adwin = ADWIN.from_state(state["adwin"])

@@ -23,6 +23,7 @@ from typing import Any
 from driftwatch.core.join import Join, Joined, Label, Prediction
 from driftwatch.core.monitor import Alarm
 from driftwatch.core.prediction_watch import PredictionSnapshot, PredictionWatch
+from driftwatch.core.state import check_state
 
 DELAY_BUCKETS: tuple[float, ...] = (
     60.0, 300.0, 900.0, 3_600.0, 4 * 3_600.0, 12 * 3_600.0, 86_400.0, 3 * 86_400.0,
@@ -169,13 +170,7 @@ class DelayedLabels:
         """Continue from :meth:`export_state`; ``limits`` are the join's bounds (its
         constructor's keyword arguments). All or nothing: a state this version cannot read
         is a ``ValueError`` naming the problem, and nothing changes."""
-        if not isinstance(state, Mapping):
-            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
-        missing = sorted(_STATE_KEYS - set(state))
-        if missing:
-            raise ValueError(f"state is missing keys {', '.join(missing)}")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
+        state = check_state(state, _STATE_KEYS, STATE_VERSION)
         join = Join.from_state(state["join"], **limits)
         watches = {}
         if self._watch_for is not None:

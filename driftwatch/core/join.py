@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftwatch.core.events import Event, check_label, check_score
+from driftwatch.core.state import check_state
 
 STATE_VERSION = 1
 """Version of :meth:`Join.export_state`'s format; restore refuses any other."""
@@ -434,13 +435,7 @@ prediction_ts=120.0, label_ts=150.0)
         bounds are now smaller than the restored pending records, the oldest leave at once
         and are counted as ``overflow``.
         """
-        if not isinstance(state, Mapping):
-            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
-        missing = sorted(_STATE_KEYS - set(state))
-        if missing:
-            raise ValueError(f"state is missing keys {', '.join(missing)}")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
+        state = check_state(state, _STATE_KEYS, STATE_VERSION)
         join = cls(**limits)
         try:
             join._restore(state)

@@ -25,6 +25,7 @@ from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector, DetectorState
 from driftwatch.core.monitor import Alarm
 from driftwatch.core.score_drift import SIGNALS, BlockSignal, ScoreDrift
+from driftwatch.core.state import check_state
 
 MEASURES: Mapping[str, str] = {
     "ks": "score_ks",
@@ -150,13 +151,7 @@ class PredictionWatch:
         restored when the state holds the same detectors (by name, per signal) and kept
         fresh otherwise, so a changed detector setting takes effect; a state this version
         cannot read is a ``ValueError`` naming the problem, and leaves the watch as it was."""
-        if not isinstance(state, Mapping):
-            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
-        missing = sorted(_STATE_KEYS - set(state))
-        if missing:
-            raise ValueError(f"state is missing keys {', '.join(missing)}")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
+        state = check_state(state, _STATE_KEYS, STATE_VERSION)
         params = {p: getattr(self.drift, p) for p in
                   ("window", "block_size", "reference", "reference_size", "bins", "threshold")}
         drift = ScoreDrift.from_state(state["drift"], **params)

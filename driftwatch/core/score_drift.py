@@ -87,6 +87,7 @@ import numpy as np
 import numpy.typing as npt
 
 from driftwatch.core.events import check_label, check_score
+from driftwatch.core.state import check_state
 
 Reference = Literal["frozen", "previous"]
 REFERENCES: tuple[Reference, ...] = ("frozen", "previous")
@@ -481,13 +482,7 @@ class ScoreDrift:
     def from_state(cls, state: Mapping[str, Any], **parameters: Any) -> ScoreDrift:
         """Rebuild from :meth:`export_state` with the given constructor parameters; a state
         this version cannot read is a ``ValueError`` naming the problem."""
-        if not isinstance(state, Mapping):
-            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
-        missing = sorted(_STATE_KEYS - set(state))
-        if missing:
-            raise ValueError(f"state is missing keys {', '.join(missing)}")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
+        state = check_state(state, _STATE_KEYS, STATE_VERSION)
         watch = cls(**parameters)
         reference = state["reference"]
         try:

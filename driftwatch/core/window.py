@@ -25,6 +25,7 @@ from typing import Any
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.measures.auc import AUCPairs
 from driftwatch.core.measures.crisp import CONFUSION_MEASURES, CRISP_MEASURES, kappa_per
+from driftwatch.core.state import check_state
 
 MEASURE_NAMES: tuple[str, ...] = ("auc", *CRISP_MEASURES)
 """Everything :meth:`PrequentialWindow.measures` reports, in its order."""
@@ -289,16 +290,7 @@ class PrequentialWindow:
         Raises:
             ValueError: the state is malformed; the message says which part.
         """
-        if not isinstance(state, Mapping):
-            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
-        missing = sorted(_STATE_KEYS - state.keys())
-        if missing:
-            raise ValueError(f"state is missing keys {missing}")
-        unknown = sorted(map(repr, state.keys() - _STATE_KEYS))
-        if unknown:
-            raise ValueError(f"state has unknown keys {', '.join(unknown)}")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
+        state = check_state(state, _STATE_KEYS, STATE_VERSION, exact=True)
         try:
             window = cls(size=state["size"], threshold=state["threshold"])
         except ValueError as error:

@@ -41,6 +41,7 @@ from driftwatch.core.comparison.statistics import (
 )
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.measures.auc import AUCPairs
+from driftwatch.core.state import check_state
 from driftwatch.core.window import STATE_VERSION as WINDOW_STATE_VERSION
 from driftwatch.core.window import PrequentialWindow
 
@@ -308,16 +309,7 @@ class PairedWindow:
         Raises:
             ValueError: the state is malformed; the message says which part.
         """
-        if not isinstance(state, Mapping):
-            raise ValueError(f"state must be a mapping, got {type(state).__name__}")
-        missing = sorted(_STATE_KEYS - state.keys())
-        if missing:
-            raise ValueError(f"state is missing keys {missing}")
-        unknown = sorted(map(repr, state.keys() - _STATE_KEYS))
-        if unknown:
-            raise ValueError(f"state has unknown keys {', '.join(unknown)}")
-        if state["version"] != STATE_VERSION:
-            raise ValueError(f"state version must be {STATE_VERSION}, got {state['version']!r}")
+        state = check_state(state, _STATE_KEYS, STATE_VERSION, exact=True)
         thresholds = state["thresholds"]
         if not isinstance(thresholds, Sequence) or len(thresholds) != 2:
             raise ValueError(f"state thresholds must be two numbers, got {thresholds!r}")
