@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from driftwatch.core.events import Event, check_score
 from driftwatch.core.join import Label, Prediction
@@ -204,7 +204,9 @@ def decode(value: bytes | None, key: bytes | None, fmt: EventFormat) -> Decoded 
     return result
 
 
-def _decode(value: bytes | None, key: bytes | None, fmt: EventFormat) -> Decoded | Rejected:
+def _json_object(value: bytes | None, fmt: EventFormat) -> dict[str, Any] | Rejected:
+    """The record value as a JSON object, or why it is not one (the checks every record
+    passes first, an event or a half of a join)."""
     if value is not None and len(value) > fmt.max_record_bytes:
         limit = fmt.max_record_bytes
         return Rejected("too_large", f"{len(value)} bytes > max_record_bytes={limit}")
@@ -218,6 +220,13 @@ def _decode(value: bytes | None, key: bytes | None, fmt: EventFormat) -> Decoded
         return Rejected("not_json", _bounded(str(exc)))
     if not isinstance(obj, dict):
         return Rejected("not_object", f"top-level JSON {type(obj).__name__}, expected an object")
+    return obj
+
+
+def _decode(value: bytes | None, key: bytes | None, fmt: EventFormat) -> Decoded | Rejected:
+    obj = _json_object(value, fmt)
+    if isinstance(obj, Rejected):
+        return obj
 
     raw_label = obj.get(fmt.label_field, _ABSENT)
     if raw_label is _ABSENT:
@@ -444,17 +453,9 @@ def decode_joinable(value: bytes | None, key: bytes | None, fmt: EventFormat,
 def _decode_joinable(value: bytes | None, key: bytes | None, fmt: EventFormat,
                      join: JoinFormat, kind: RecordKind | None,
                      timestamp: float | None) -> Prediction | Label | Rejected:
-    if value is not None and len(value) > fmt.max_record_bytes:
-        limit = fmt.max_record_bytes
-        return Rejected("too_large", f"{len(value)} bytes > max_record_bytes={limit}")
-    if not value:
-        return Rejected("empty", "tombstone (no value)" if value is None else "zero-length value")
-    try:
-        obj = json.loads(value)
-    except (ValueError, RecursionError) as exc:
-        return Rejected("not_json", _bounded(str(exc)))
-    if not isinstance(obj, dict):
-        return Rejected("not_object", f"top-level JSON {type(obj).__name__}, expected an object")
+    obj = _json_object(value, fmt)
+    if isinstance(obj, Rejected):
+        return obj
     if kind is None:
         raw_kind = obj.get(join.kind_field or "", _ABSENT)
         if type(raw_kind) is str and raw_kind == join.prediction_kind:
