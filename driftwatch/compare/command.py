@@ -318,34 +318,10 @@ def _source(
     args: argparse.Namespace, settings: Settings, fmt: EventFormat, pairing: Pairing
 ) -> Source:
     from driftwatch.compare.sources import PairedCsvSource
-    from driftwatch.replay.sources import (
-        JsonLinesSource,
-        KafkaRangeSource,
-        SourceError,
-        detect_format,
-        parse_columns,
-    )
+    from driftwatch.replay.command import open_source
 
-    if args.kafka_topic is not None:
-        if args.format or args.columns:
-            raise SourceError("--format and --columns apply to files, not --kafka-topic")
-        config = settings.kafka.consumer_config()
-        if args.bootstrap:
-            config["bootstrap_servers"] = [s.strip() for s in args.bootstrap.split(",")]
-        return KafkaRangeSource(
-            args.kafka_topic, config, from_offset=args.from_offset, to_offset=args.to_offset
-        )
-    if args.bootstrap or args.from_offset is not None or args.to_offset is not None:
-        raise SourceError("--bootstrap, --from-offset and --to-offset need --kafka-topic")
-    kind = detect_format(args.file, args.format)
-    if kind == "csv":
-        delimiter = "\t" if args.delimiter in ("\\t", "tab") else args.delimiter
-        if len(delimiter) != 1:
-            raise SourceError(f"--delimiter must be one character, got {args.delimiter!r}")
-        return PairedCsvSource(args.file, fmt, parse_columns(args.columns), delimiter, pairing)
-    if args.columns:
-        raise SourceError("--columns applies to CSV input")
-    return JsonLinesSource(args.file)
+    return open_source(args, settings, fmt, csv=lambda path, fmt, columns, delimiter:
+                       PairedCsvSource(path, fmt, columns, delimiter, pairing))
 
 
 def _compare(

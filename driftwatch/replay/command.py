@@ -30,7 +30,7 @@ from driftwatch.arguments import (
 from driftwatch.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NO_EVENTS, EXIT_OK
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from driftwatch.io.decode import EventFormat
     from driftwatch.replay.parallel import MakeReplay
@@ -154,7 +154,7 @@ def replay_command(args: argparse.Namespace) -> int:
         if args.plot:
             check_plot(args.plot)
         fmt = _event_format(settings, from_file=args.kafka_topic is None)
-        source = _source(args, settings, fmt)
+        source = open_source(args, settings, fmt)
     except (ValueError, PlotError, SourceError) as exc:
         return _fail(str(exc))
     return _replay(args, settings, fmt, source, measures)
@@ -189,7 +189,14 @@ def _event_format(settings: Settings, from_file: bool) -> EventFormat:
     return fmt
 
 
-def _source(args: argparse.Namespace, settings: Settings, fmt: EventFormat) -> Source:
+def open_source(
+    args: argparse.Namespace, settings: Settings, fmt: EventFormat,
+    csv: Callable[[str, EventFormat, Mapping[str, str], str], Source] | None = None,
+) -> Source:
+    """The source the command line names (``replay`` and ``compare`` share the options):
+    a Kafka offset range, a CSV file (read by ``csv``, by default
+    :class:`~driftwatch.replay.sources.CsvSource`) or JSON Lines. Raises ``SourceError``
+    for a combination of options that cannot work."""
     from driftwatch.replay.sources import (
         CsvSource,
         JsonLinesSource,
@@ -215,7 +222,7 @@ def _source(args: argparse.Namespace, settings: Settings, fmt: EventFormat) -> S
         delimiter = "\t" if delimiter in ("\\t", "tab") else delimiter
         if len(delimiter) != 1:
             raise SourceError(f"--delimiter must be one character, got {args.delimiter!r}")
-        return CsvSource(args.file, fmt, parse_columns(args.columns), delimiter)
+        return (csv or CsvSource)(args.file, fmt, parse_columns(args.columns), delimiter)
     if args.columns:
         raise SourceError("--columns applies to CSV input (JSON Lines fields are named by "
                           "the settings' events section)")
