@@ -95,3 +95,21 @@ def non_negative_float(text: str) -> float:
     if not 0 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
     return value
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not -math.inf < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be finite, got {text}")
+    return value
+
+
+def probability(text: str) -> float:
+    """A probability strictly between 0 and 1 (a significance level, a coverage)."""
+    value = finite_float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
+    return value

@@ -21,9 +21,12 @@ from typing import TYPE_CHECKING
 
 from driftwatch.arguments import (
     add_config_argument,
+    finite_float,
     load_settings_or_report,
+    non_negative_float,
     non_negative_int,
     positive_int,
+    probability,
 )
 from driftwatch.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NO_EVENTS, EXIT_OK
 
@@ -36,33 +39,6 @@ if TYPE_CHECKING:
 
 EXIT_NOTHING_PAIRED = EXIT_NO_EVENTS
 """Records were read but none became a paired event: a comparison of nothing must not pass."""
-
-
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
-    return value
-
-
-def _finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise argparse.ArgumentTypeError(f"must be finite, got {text}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    value = _finite(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
 
 
 def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -150,11 +126,12 @@ def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="prequential window of both models (default: the settings' window_size)",
     )
     window.add_argument(
-        "--threshold", type=_finite, metavar="T", help="champion's threshold (default: settings)"
+        "--threshold", type=finite_float, metavar="T",
+        help="champion's threshold (default: settings)",
     )
     window.add_argument(
         "--challenger-threshold",
-        type=_finite,
+        type=finite_float,
         metavar="T",
         help="challenger's threshold (default: the champion's)",
     )
@@ -186,12 +163,12 @@ def add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="bootstrap replicates for the AUC difference's interval (0: none; default 200)",
     )
     stats.add_argument(
-        "--confidence", type=_probability, default=0.95, help="interval coverage (default 0.95)"
+        "--confidence", type=probability, default=0.95, help="interval coverage (default 0.95)"
     )
-    stats.add_argument("--alpha", type=_probability, default=0.05, help="significance level")
+    stats.add_argument("--alpha", type=probability, default=0.05, help="significance level")
     stats.add_argument(
         "--min-difference",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=0.0,
         metavar="X",
         help="the smallest AUC difference that matters: a significant difference below it "
