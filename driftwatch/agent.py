@@ -3,7 +3,7 @@
 The loop is the whole program and reads in a few lines (:meth:`Agent.run`): poll a batch,
 decode each record, give its event to its model's monitor, emit the alarms, note the
 record's offset, then maybe checkpoint (and commit). Every concern lives in its own object:
-:class:`~driftwatch.io.kafka.KafkaSource` (group membership, offsets, backoff),
+:class:`~driftwatch.io.source.KafkaSource` (group membership, offsets, backoff),
 :class:`Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor` per model, bounded),
 :class:`Checkpointer` (state + offsets on disk, when, and what is durable),
 :class:`Readiness` (``/readyz`` without flapping), :class:`~driftwatch.io.alarms.AlarmLog`,
@@ -91,13 +91,8 @@ from driftwatch.io.exporter import (
     SnapshotCollector,
 )
 from driftwatch.io.join_metrics import JoinCollector
-from driftwatch.io.kafka import (
-    AlarmPublisher,
-    DeadLetter,
-    KafkaSource,
-    Record,
-    TopicPartition,
-)
+from driftwatch.io.producers import AlarmPublisher, DeadLetter
+from driftwatch.io.source import KafkaSource, Record, TopicPartition
 from driftwatch.settings import Settings
 
 log = logging.getLogger("driftwatch.agent")

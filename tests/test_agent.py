@@ -27,7 +27,7 @@ from driftwatch.io.checkpoint import (
     CheckpointError,
     CheckpointStore,
 )
-from driftwatch.io.kafka import Record, TopicPartition
+from driftwatch.io.source import Record, TopicPartition
 from driftwatch.settings import Settings
 
 

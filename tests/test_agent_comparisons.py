@@ -10,7 +10,7 @@ import pytest
 
 from driftwatch.agent import Agent
 from driftwatch.io.checkpoint import CheckpointError, CheckpointStore
-from driftwatch.io.kafka import Record
+from driftwatch.io.source import Record
 from driftwatch.settings import Settings
 
 

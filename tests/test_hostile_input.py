@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from driftwatch.agent import Agent
 from driftwatch.io.decode import REJECTION_REASONS
 from driftwatch.io.exporter import MetricsServer, SnapshotCollector
-from driftwatch.io.kafka import Record
+from driftwatch.io.source import Record
 from driftwatch.settings import Settings
 from tests.io.test_decode import hostile_records
 

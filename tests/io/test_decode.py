@@ -317,7 +317,7 @@ def test_the_agent_counts_undecodable_records(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
     from driftwatch.agent import Agent
-    from driftwatch.io.kafka import Record
+    from driftwatch.io.source import Record
     from driftwatch.settings import Settings
 
     agent = Agent(Settings(checkpoint={"enabled": False}))
