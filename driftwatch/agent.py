@@ -72,6 +72,12 @@ from driftwatch.io.checkpoint import (
     decode_offsets,
     encode_offsets,
 )
+from driftwatch.io.collector import (
+    AgentSnapshot,
+    LatencyHistogram,
+    Operations,
+    SnapshotCollector,
+)
 from driftwatch.io.comparisons import ComparisonCollector, Comparisons, ComparisonSnapshot
 from driftwatch.io.decode import (
     JOIN_REJECTION_REASONS,
@@ -83,15 +89,9 @@ from driftwatch.io.decode import (
     decode,
     decode_joinable,
 )
-from driftwatch.io.exporter import (
-    AgentSnapshot,
-    LatencyHistogram,
-    MetricsServer,
-    Operations,
-    SnapshotCollector,
-)
 from driftwatch.io.join_metrics import JoinCollector
 from driftwatch.io.producers import AlarmPublisher, DeadLetter
+from driftwatch.io.server import MetricsServer
 from driftwatch.io.source import KafkaSource, Record, TopicPartition
 from driftwatch.settings import Settings
 

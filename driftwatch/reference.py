@@ -18,8 +18,9 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector
-from driftwatch.io.exporter import AgentSnapshot, HttpCollector, SnapshotCollector
+from driftwatch.io.server import HttpCollector
 from driftwatch.settings import Settings, env_name
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -114,8 +115,8 @@ def metrics_reference() -> str:
     lines = [
         "# Metrics reference",
         "",
-        "Generated from `driftwatch.io.exporter` and `driftwatch.io.comparisons` by "
-        "`python -m driftwatch.reference`; do not edit.",
+        "Generated from `driftwatch.io.collector`, `driftwatch.io.server` and "
+        "`driftwatch.io.comparisons` by `python -m driftwatch.reference`; do not edit.",
         "",
         "| metric | type | labels | help |",
         "|---|---|---|---|",

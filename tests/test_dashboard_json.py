@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector
-from driftwatch.io.exporter import AgentSnapshot, SnapshotCollector
 from driftwatch.io.join_metrics import JoinCollector
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,9 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.agent import Agent
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.decode import REJECTION_REASONS
-from driftwatch.io.exporter import MetricsServer, SnapshotCollector
+from driftwatch.io.server import MetricsServer
 from driftwatch.io.source import Record
 from driftwatch.settings import Settings
 from tests.io.test_decode import hostile_records

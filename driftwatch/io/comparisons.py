@@ -10,7 +10,7 @@ decoder's reason, never fatal.
 
 :class:`Comparisons` is the runtime (owned by the agent's loop thread: feed, snapshot,
 export/restore for the checkpoint); :class:`ComparisonCollector` renders the published
-snapshots at each scrape, like :class:`~driftwatch.io.exporter.SnapshotCollector`.
+snapshots at each scrape, like :class:`~driftwatch.io.collector.SnapshotCollector`.
 Undefined values (an AUC without both classes, a test without enough events) are omitted, as
 the exporter omits undefined measures.
 

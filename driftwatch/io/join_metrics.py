@@ -1,6 +1,6 @@
 """Prometheus metrics of delayed labels: the join's health and the label-free signals.
 
-A second collector beside :class:`~driftwatch.io.exporter.SnapshotCollector`, on the same
+A second collector beside :class:`~driftwatch.io.collector.SnapshotCollector`, on the same
 registry and endpoint, built the same way: ``source`` returns the latest immutable
 :class:`~driftwatch.core.delayed.JoinSnapshot` (None when predictions and labels come joined,
 and then nothing is exported), and every family is built from that one value at scrape time.

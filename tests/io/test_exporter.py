@@ -1,4 +1,4 @@
-"""The Prometheus collector and the metrics HTTP server (driftwatch.io.exporter)."""
+"""The Prometheus collector and the metrics HTTP server (driftwatch.io.collector, .server)."""
 
 from __future__ import annotations
 
@@ -35,13 +35,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from driftwatch import __version__
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Snapshot, Watch
-from driftwatch.io.exporter import (
+from driftwatch.io.collector import (
     AgentSnapshot,
     LatencyHistogram,
-    MetricsServer,
     Operations,
     SnapshotCollector,
 )
+from driftwatch.io.server import MetricsServer
 from driftwatch.settings import AlertsSettings
 
 NAN = math.nan
