@@ -50,7 +50,7 @@ def _child(count: int, window: int) -> dict[str, float]:
     import time
 
     import driftwatch.agent  # what `driftwatch run` imports
-    import driftwatch.cli  # noqa: F401
+    import driftwatch.commands.main  # noqa: F401
     from driftwatch.agent import Monitors
     from driftwatch.core.events import Event
     from driftwatch.core.monitor import Monitor, MonitorConfig

@@ -43,7 +43,7 @@ from contextlib import ExitStack, suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from driftwatch.arguments import (
+from driftwatch.commands.arguments import (
     add_config_argument,
     load_settings_or_report,
     non_negative_float,

@@ -1,8 +1,8 @@
 """Exit statuses of the ``driftwatch`` commands, each defined once.
 
-Every command returns one of these from its handler (:func:`driftwatch.cli.main` passes it to
-the shell); what each status means for each command is in the command's help and module
-docstring.
+Every command returns one of these from its handler (:func:`driftwatch.commands.main.main`
+passes it to the shell); what each status means for each command is in the command's help and
+module docstring.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from driftwatch.agent import (
     Checkpointer,
     Readiness,
 )
-from driftwatch.cli import EXIT_CHECKPOINT, EXIT_INVALID
+from driftwatch.commands.main import EXIT_CHECKPOINT, EXIT_INVALID
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.io.checkpoint import (

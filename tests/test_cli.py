@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
-from driftwatch.cli import main
+from driftwatch.commands.main import main
 from driftwatch.settings import load_settings
 
 

@@ -17,7 +17,7 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 from sklearn.metrics import roc_auc_score
 
-from driftwatch.cli import main
+from driftwatch.commands.main import main
 from driftwatch.compare.pairing import Pairer, Pairing
 from driftwatch.core.comparison.statistics import delong, fold_aucs, wilcoxon_signed_rank
 from driftwatch.io.decode import EventFormat, Rejected

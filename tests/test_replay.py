@@ -18,7 +18,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from driftwatch.cli import main
+from driftwatch.commands.main import main
 from driftwatch.io.decode import EventFormat
 from driftwatch.replay.progress import Progress
 from driftwatch.replay.sources import CsvSource, SourceError, parse_columns
@@ -574,9 +574,9 @@ def test_tsv_files_default_to_tabs(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_cli_docstring_lists_every_command() -> None:
-    import driftwatch.cli
-    from driftwatch.cli import build_parser
+    import driftwatch.commands.main
+    from driftwatch.commands.main import build_parser
 
     commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     for name in commands:
-        assert f"driftwatch {name}" in (driftwatch.cli.__doc__ or ""), name
+        assert f"driftwatch {name}" in (driftwatch.commands.main.__doc__ or ""), name

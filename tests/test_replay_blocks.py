@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from driftwatch.cli import main
+from driftwatch.commands.main import main
 from driftwatch.core.measures.block import average_auc, batch_auc, block_aucs
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
-from driftwatch.cli import main
+from driftwatch.commands.main import main
 from driftwatch.core.join import Label, Prediction
 from driftwatch.core.monitor import Monitor
 from driftwatch.settings import Settings

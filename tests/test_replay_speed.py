@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.replay import comparable, per_record_replay, write_file
-from driftwatch.cli import main
+from driftwatch.commands.main import main
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Watch
 from driftwatch.io.decode import EventFormat, decode
 from driftwatch.replay import fastdecode

@@ -885,7 +885,7 @@ def test_file_checks_can_be_skipped_for_a_file_meant_elsewhere(tmp_path: Path) -
 
 
 def test_config_validate_names_a_missing_tls_file(tmp_path: Path) -> None:
-    from driftwatch.cli import main
+    from driftwatch.commands.main import main
 
     path = write(tmp_path, "metrics: {tls_certfile: /nope/tls.crt, tls_keyfile: /nope/tls.key}")
     assert main(["config", "validate", str(path)]) == 2

@@ -1,7 +1,7 @@
 """``driftwatch compare``: is the challenger better than the champion on recorded events?
 
-Registered in :mod:`driftwatch.cli` by :func:`add_compare`; like ``replay``, everything beyond
-argparse is imported when the command runs.
+Registered in :mod:`driftwatch.commands.main` by :func:`add_compare`; like ``replay``,
+everything beyond argparse is imported when the command runs.
 
 Exit status: 0 when the comparison ran (whatever it found); 1 when no record became a paired
 event (the settings' field names, the pairing options or the input are wrong, and the
@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from driftwatch.arguments import (
+from driftwatch.commands.arguments import (
     add_config_argument,
     finite_float,
     load_settings_or_report,

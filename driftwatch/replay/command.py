@@ -1,6 +1,6 @@
 """``driftwatch replay``: backtest settings on recorded events before deploying them.
 
-Registered in :mod:`driftwatch.cli` by :func:`add_replay`; everything it needs beyond
+Registered in :mod:`driftwatch.commands.main` by :func:`add_replay`; everything it needs beyond
 argparse is imported when the command runs, so ``driftwatch --help`` stays fast and a missing
 optional extra (matplotlib, kafka-python) only matters to the option that needs it.
 
@@ -21,7 +21,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from driftwatch.arguments import (
+from driftwatch.commands.arguments import (
     add_config_argument,
     load_settings_or_report,
     non_negative_int,

@@ -20,11 +20,12 @@ cannot be restored and 4 when the final checkpoint could not be saved.
 
 Each command is a function ``_add_<command>(commands)`` that adds its sub-parser and sets
 ``handler`` to a function ``(args) -> exit status``; :func:`main` parses and dispatches. The
-command modules (:mod:`driftwatch.demo`, :mod:`driftwatch.replay.command`) never import this
-one: what they share with it is in :mod:`driftwatch.arguments`, :mod:`driftwatch.exits` and
-:mod:`driftwatch.signals`. Commands load settings through
-:func:`~driftwatch.arguments.load_settings_or_report`, so an invalid file is reported the same
-way everywhere, and heavy modules are imported inside the handlers, so
+command modules (:mod:`driftwatch.commands.demo`, :mod:`driftwatch.commands.replay`,
+:mod:`driftwatch.commands.compare`) never import this one: what they share with it is in
+:mod:`driftwatch.commands.arguments`, :mod:`driftwatch.exits` and :mod:`driftwatch.signals`.
+Commands load settings through
+:func:`~driftwatch.commands.arguments.load_settings_or_report`, so an invalid file is reported
+the same way everywhere, and heavy modules are imported inside the handlers, so
 ``driftwatch --help`` stays fast and one command's dependencies cannot break another.
 """
 
@@ -37,7 +38,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from driftwatch import __version__
-from driftwatch.arguments import add_config_argument, load_settings_or_report
+from driftwatch.commands.arguments import add_config_argument, load_settings_or_report
 from driftwatch.compare.command import add_compare as _add_compare
 from driftwatch.demo import add_demo as _add_demo
 from driftwatch.exits import (

@@ -2,7 +2,8 @@
 with every problem reported, and argparse value types that refuse a bad value with one clear
 line.
 
-Each command module imports this, never :mod:`driftwatch.cli`, which imports the commands.
+Each command module imports this, never :mod:`driftwatch.commands.main`, which imports the
+commands.
 """
 
 from __future__ import annotations
