@@ -39,7 +39,8 @@ from collections.abc import Callable, Sequence
 
 from driftwatch import __version__
 from driftwatch.commands.arguments import add_config_argument, load_settings_or_report
-from driftwatch.compare.command import add_compare as _add_compare
+from driftwatch.commands.compare import add_compare as _add_compare
+from driftwatch.commands.replay import add_replay as _add_replay
 from driftwatch.demo import add_demo as _add_demo
 from driftwatch.exits import (
     EXIT_CHECKPOINT,
@@ -49,7 +50,6 @@ from driftwatch.exits import (
     EXIT_OK,
     EXIT_SAVE_FAILED,
 )
-from driftwatch.replay.command import add_replay as _add_replay
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates."""

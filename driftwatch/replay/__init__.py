@@ -10,7 +10,7 @@ Modules: :mod:`~driftwatch.replay.sources` (reading records), :mod:`~driftwatch.
 for plainly valid records), :mod:`~driftwatch.replay.parallel` (a file of several models in
 several processes), :mod:`~driftwatch.replay.series` (measures at every sample,
 for the figure), :mod:`~driftwatch.replay.report` (table and JSON),
-:mod:`~driftwatch.replay.plot` (the figure), :mod:`~driftwatch.replay.progress` (the bar) and
-:mod:`~driftwatch.replay.command` (the CLI command). Only ``command`` is imported by the CLI,
-and it imports the rest when the command runs.
+:mod:`~driftwatch.replay.plot` (the figure) and :mod:`~driftwatch.replay.progress` (the bar).
+The command line is :mod:`driftwatch.commands.replay`, which imports these when the command
+runs.
 """

@@ -294,8 +294,8 @@ def _pairing(args: argparse.Namespace) -> Pairing:
 def _source(
     args: argparse.Namespace, settings: Settings, fmt: EventFormat, pairing: Pairing
 ) -> Source:
+    from driftwatch.commands.replay import open_source
     from driftwatch.compare.sources import PairedCsvSource
-    from driftwatch.replay.command import open_source
 
     return open_source(args, settings, fmt, csv=lambda path, fmt, columns, delimiter:
                        PairedCsvSource(path, fmt, columns, delimiter, pairing))
