@@ -78,7 +78,7 @@ def test_the_graph_sees_deferred_imports() -> None:
     graph = import_graph()
     main = graph["driftwatch.commands.main"]
     assert "driftwatch.agent" in main  # imported inside the run handler
-    assert {"driftwatch.demo", "driftwatch.commands.replay"} <= main
+    assert {"driftwatch.commands.demo", "driftwatch.commands.replay"} <= main
 
 
 def test_find_cycle() -> None:

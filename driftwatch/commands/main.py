@@ -40,8 +40,8 @@ from collections.abc import Callable, Sequence
 from driftwatch import __version__
 from driftwatch.commands.arguments import add_config_argument, load_settings_or_report
 from driftwatch.commands.compare import add_compare as _add_compare
+from driftwatch.commands.demo import add_demo as _add_demo
 from driftwatch.commands.replay import add_replay as _add_replay
-from driftwatch.demo import add_demo as _add_demo
 from driftwatch.exits import (
     EXIT_CHECKPOINT,
     EXIT_FAILED,

@@ -1,5 +1,8 @@
-"""``driftwatch demo`` and ``driftwatch simulate``: see driftwatch catch a drift with nothing
-else running, then feed simulated models to a real cluster.
+"""The run of ``driftwatch demo``: see driftwatch catch a drift with nothing else running.
+
+The command line, and the checks made before anything starts, are in
+:mod:`driftwatch.commands.demo`, which also holds ``driftwatch simulate`` (simulated models fed
+to a real cluster, on this module's :class:`_Worker`).
 
 **demo** starts, in this order and inside one :class:`~contextlib.ExitStack`: the embedded
 broker (:class:`~driftwatch.io.broker.EmbeddedBroker`, Tansu on a free loopback port) and its
@@ -19,18 +22,12 @@ already in use is one line and exit 1 before anything starts; without the option
 (``pip install 'driftwatch-agent[demo]'``) the demo says so and exits 2. A second Ctrl+C
 kills the broker and exits at once (130). If the demo itself is killed, the broker gets
 SIGKILL from the kernel (see :mod:`driftwatch.io.broker`).
-
-**simulate** produces the same simulated events to any Kafka cluster: ``--models N``
-models ``model-1`` … ``model-N`` (model k uses seed ``--seed + k − 1``), keyed by model id,
-in the record format of the settings' ``events`` section; brokers and security come from the
-settings' ``kafka`` section (``--config``), ``--bootstrap`` and ``--topic`` override them.
 """
 
 from __future__ import annotations
 
 import argparse
 import errno
-import json
 import logging
 import os
 import queue
@@ -38,30 +35,15 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from driftwatch.commands.arguments import (
-    add_config_argument,
-    load_settings_or_report,
-    non_negative_float,
-    non_negative_int,
-    port_number,
-    positive_float,
-    positive_int,
-)
-from driftwatch.demo_output import Display, describe_change_points
-from driftwatch.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
+from driftwatch.demo_output import Display
+from driftwatch.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from driftwatch.signals import stop_on_signals
-from driftwatch.simulate import (
-    DELAY_DISTRIBUTIONS,
-    SCENARIOS,
-    SimulatedStream,
-    delayed_labels,
-    generate,
-)
+from driftwatch.simulate import SimulatedStream
 
 if TYPE_CHECKING:
     from driftwatch.agent import Agent
@@ -84,7 +66,6 @@ PROGRESS_INTERVAL_S = 1.0
 SNAPSHOT_INTERVAL_S = 0.25
 """The agent publishes its values this often in the demo (1 s when deployed): alarms, which
 arrive at once, wait for the values of their event before they are printed."""
-SIMULATE_PROGRESS_INTERVAL_S = 5.0
 TICK_S = 0.1
 """The main loop's period: how soon an alarm is printed and a Ctrl+C is acted on."""
 JOIN_TIMEOUT_S = 30.0
@@ -93,110 +74,7 @@ AGENT_STOP_TIMEOUT_S = 20.0
 """The agent's stop path: one poll (0.2 s here), a commit and a close, each bounded by 5 s."""
 FEED_STOP_TIMEOUT_S = 15.0
 
-_RESERVED_PARAMETERS = {"length": "--length", "rate": "--rate", "start_ts": "the clock"}
-
 _T = TypeVar("_T")
-
-
-# ------------------------------------------------------------------------------------------
-# the command line
-
-
-def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the ``demo`` and ``simulate`` sub-commands to the CLI's sub-parsers."""
-    demo = commands.add_parser(
-        "demo",
-        help="watch driftwatch catch a drift, with nothing else running",
-        description=(
-            "Start an embedded Kafka-compatible broker (Tansu), a simulated model producing "
-            "events with known drifts, and the agent; show its measures and alarms live and "
-            "serve /metrics. Ends when the scenario is over, after --duration, or on Ctrl+C. "
-            "Needs the demo extra: pip install 'driftwatch-agent[demo]'."
-        ),
-    )
-    _add_scenario_arguments(demo)
-    demo.add_argument("--port", type=port_number, default=9108,
-                      help="port of /metrics on 127.0.0.1 (default: 9108; 0: any free port)")
-    demo.add_argument("--broker-port", type=port_number, default=None, metavar="PORT",
-                      help="port of the embedded broker on 127.0.0.1 (default: a free one)")
-    add_config_argument(demo)
-    demo.set_defaults(handler=_demo)
-
-    simulate = commands.add_parser(
-        "simulate",
-        help="produce simulated events to a Kafka cluster",
-        description=(
-            "Produce the events of simulated models with known drifts to a Kafka topic, "
-            "keyed by model id (model-1 ... model-N), in the record format of the settings' "
-            "events section. Brokers and security come from the settings' kafka section."
-        ),
-    )
-    _add_scenario_arguments(simulate)
-    simulate.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
-                          help="brokers (default: kafka.bootstrap_servers of the settings)")
-    simulate.add_argument("--topic",
-                          help="topic (default: the first of kafka.topics of the settings)")
-    simulate.add_argument("--models", type=positive_int, default=1, metavar="N",
-                          help="number of models, each with its own seed (default: 1)")
-    simulate.add_argument("--partitions", type=positive_int, default=1, metavar="N",
-                          help="partitions of the topic if it must be created (default: 1)")
-    labels = simulate.add_argument_group(
-        "delayed labels", "with join enabled in the settings: predictions now, labels later, "
-        "as separate records to join.predictions_topic and join.labels_topic (or one topic "
-        "with join.kind_field)")
-    labels.add_argument("--label-delay", type=non_negative_float, default=60.0,
-                        metavar="SECONDS", help="mean delay of a label (default: 60)")
-    labels.add_argument("--delay-distribution", choices=DELAY_DISTRIBUTIONS,
-                        default="exponential",
-                        help="fixed, exponential or lognormal (default: exponential)")
-    labels.add_argument("--unlabelled", type=non_negative_float, default=0.0, metavar="SHARE",
-                        help="share of predictions that never get a label (default: 0)")
-    add_config_argument(simulate)
-    simulate.set_defaults(handler=_simulate)
-
-
-def _add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--scenario", choices=sorted(SCENARIOS), default=DEFAULT_SCENARIO, metavar="NAME",
-        help=f"the drift scenario: {', '.join(sorted(SCENARIOS))} (default: {DEFAULT_SCENARIO})",
-    )
-    parser.add_argument(
-        "--param", action="append", type=_parameter, default=[], metavar="KEY=VALUE",
-        help="a scenario parameter, e.g. drop=0.15 or change_at=4000 (repeatable)",
-    )
-    parser.add_argument("--seed", type=non_negative_int, default=1,
-                        help="seed of the simulated events (default: 1)")
-    parser.add_argument("--length", type=positive_int, default=None, metavar="EVENTS",
-                        help="events per model (default: the scenario's, 20000)")
-    parser.add_argument("--rate", type=positive_float, default=DEFAULT_RATE, metavar="EVENTS/S",
-                        help=f"events per second per model (default: {DEFAULT_RATE:.0f})")
-    parser.add_argument("--duration", type=positive_float, default=None, metavar="SECONDS",
-                        help="stop after this long (default: when the scenario's events end)")
-
-
-def _parameter(text: str) -> tuple[str, Any]:
-    key, sep, raw = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    if key in _RESERVED_PARAMETERS:
-        raise argparse.ArgumentTypeError(f"{key} is set by {_RESERVED_PARAMETERS[key]}")
-    try:
-        value = json.loads(raw)  # numbers, null; anything else stays a string
-    except ValueError:
-        value = raw
-    return key, value
-
-
-def _streams(args: argparse.Namespace, models: Sequence[str]) -> dict[str, SimulatedStream]:
-    """One stream per model, the k-th (from 0) seeded with ``--seed + k``; ``ValueError``
-    naming a bad parameter. Event times start now, ``1 / rate`` apart: live-looking ``ts``."""
-    start_ts = time.time()
-    return {
-        model: generate(args.scenario, seed=args.seed + k, length=args.length, rate=args.rate,
-                        start_ts=start_ts, **dict(args.param))
-        for k, model in enumerate(models)
-    }
 
 
 def _fail(command: str, message: str, status: int = EXIT_FAILED) -> int:
@@ -206,29 +84,6 @@ def _fail(command: str, message: str, status: int = EXIT_FAILED) -> int:
 
 # ------------------------------------------------------------------------------------------
 # demo
-
-
-def _demo(args: argparse.Namespace) -> int:
-    """Check everything that can be checked before starting anything, then run."""
-    from driftwatch.io.broker import BrokerNotInstalled, port_in_use, resolve_tansu_binary
-
-    try:
-        binary = resolve_tansu_binary()
-    except BrokerNotInstalled as exc:
-        return _fail("demo", str(exc), EXIT_INVALID)
-    base = load_settings_or_report(args.config)
-    if base is None:
-        return EXIT_INVALID
-    try:
-        (stream,) = _streams(args, [DEMO_MODEL]).values()
-    except ValueError as exc:
-        return _fail("demo", str(exc), EXIT_INVALID)
-    for port, option, what in ((args.port, "--port", "metrics"),
-                               (args.broker_port, "--broker-port", "broker")):
-        if port and port_in_use(port, LOOPBACK):
-            return _fail("demo", f"port {port} ({what}) is already in use on {LOOPBACK}; "
-                                 f"choose another with {option}")
-    return DemoRun(args, base, binary, stream).run()
 
 
 class DemoRun:
@@ -457,97 +312,6 @@ def _model_snapshot(agent: Agent) -> Snapshot | None:
     ``events.model_constant`` when the model id is a constant)."""
     monitors = agent.snapshot.monitors
     return monitors[0] if monitors else None
-
-
-# ------------------------------------------------------------------------------------------
-# simulate
-
-
-def _simulate(args: argparse.Namespace) -> int:
-    from driftwatch import logs
-    from driftwatch.agent import producer_config
-    from driftwatch.io.feed import BrokersUnreachable, Feed, FeedError, JoinTopics, ensure_topic
-
-    settings = load_settings_or_report(args.config)
-    if settings is None:
-        return EXIT_INVALID
-    logs.configure("WARNING", settings.logging.format)
-    config = producer_config(settings.kafka.consumer_config())
-    if args.bootstrap:
-        config["bootstrap_servers"] = [s.strip() for s in args.bootstrap.split(",") if s.strip()]
-    topic = args.topic or (settings.kafka.topics[0] if settings.kafka.topics else None)
-    if topic is None:
-        return _fail("simulate", "no topic: the settings consume a topic_pattern; give --topic",
-                     EXIT_INVALID)
-    models = [f"model-{k}" for k in range(1, args.models + 1)]
-    try:
-        streams = _streams(args, models)
-    except ValueError as exc:
-        return _fail("simulate", str(exc), EXIT_INVALID)
-    fmt = settings.events.event_format()
-    brokers = ",".join(config["bootstrap_servers"])
-    first = next(iter(streams.values()))
-    print(f"simulating {len(models)} model(s) ({models[0]}"
-          f"{' ... ' + models[-1] if len(models) > 1 else ''}), scenario {args.scenario}, "
-          f"{len(first)} events each at {args.rate:g}/s, to topic {topic} on {brokers}",
-          flush=True)
-    for text in describe_change_points(first.change_points):
-        print(f"  {text}", flush=True)
-    if fmt.model_source == "constant":
-        print(f"  note: events.model_source is constant: the agent counts every model as "
-              f"{fmt.model_constant!r}", flush=True)
-    try:
-        if ensure_topic(config, topic, partitions=args.partitions):
-            print(f"  created topic {topic} ({args.partitions} partition(s))", flush=True)
-    except BrokersUnreachable as exc:
-        return _fail("simulate", str(exc))
-    except FeedError as exc:  # e.g. not allowed to create topics: the cluster may auto-create
-        print(f"  warning: {exc}; sending anyway", file=sys.stderr, flush=True)
-    join = None
-    records: dict[str, Any] = dict(streams)
-    if settings.join.enabled:
-        if not 0.0 <= args.unlabelled <= 1.0:
-            return _fail("simulate", f"--unlabelled must be in [0, 1], got {args.unlabelled}",
-                         EXIT_INVALID)
-        join_settings = settings.join
-        join = JoinTopics(join_settings.predictions_topic or topic,
-                          join_settings.labels_topic or topic, join_settings.join_format())
-        records = {model: delayed_labels(stream, seed=args.seed + k, model=model,
-                                         delay=args.delay_distribution,
-                                         mean_delay=args.label_delay,
-                                         unlabelled=args.unlabelled, id_prefix=f"{model}-")
-                   for k, (model, stream) in enumerate(streams.items())}
-        print(f"  two streams: predictions to {join.predictions}, labels to {join.labels} "
-              f"after a {args.delay_distribution} delay of {args.label_delay:g} s on average",
-              flush=True)
-        for extra in {join.predictions, join.labels} - {topic}:
-            try:
-                if ensure_topic(config, extra, partitions=args.partitions):
-                    print(f"  created topic {extra} ({args.partitions} partition(s))",
-                          flush=True)
-            except FeedError as exc:
-                print(f"  warning: {exc}; sending anyway", file=sys.stderr, flush=True)
-    feed = Feed(config, topic, records, rate=args.rate, duration_s=args.duration, fmt=fmt,
-                join=join)
-    interrupted = threading.Event()
-    with stop_on_signals(interrupted, on_second=lambda: os._exit(EXIT_INTERRUPTED)), \
-            _Worker("feed", feed.run, FEED_STOP_TIMEOUT_S) as worker:
-        next_report = time.monotonic() + SIMULATE_PROGRESS_INTERVAL_S
-        while worker.alive:
-            worker.join(TICK_S)
-            if interrupted.is_set():
-                worker.stop.set()
-            if time.monotonic() >= next_report:
-                print(f"  {feed.sent} events sent", flush=True)
-                next_report += SIMULATE_PROGRESS_INTERVAL_S
-    stats = feed.stats()
-    if worker.error is not None:
-        return _fail("simulate", str(worker.error))
-    rate = stats.sent / stats.seconds if stats.seconds > 0 else 0.0
-    print(f"sent {stats.sent} events in {stats.seconds:.1f} s ({rate:.0f}/s): "
-          f"{stats.delivered} delivered, {stats.failed} failed"
-          f"{' (interrupted)' if interrupted.is_set() else ''}", flush=True)
-    return EXIT_OK if stats.failed == 0 and stats.delivered == stats.sent else EXIT_FAILED
 
 
 # ------------------------------------------------------------------------------------------

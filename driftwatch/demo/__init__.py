@@ -1,0 +1,5 @@
+"""The demo's tooling: what ``driftwatch demo`` and ``driftwatch simulate`` run on.
+
+:mod:`~driftwatch.demo.run` (the demo: embedded broker, agent and simulated model, watched
+live). Not part of the agent's runtime: the agent never imports this package.
+"""
