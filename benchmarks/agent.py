@@ -21,7 +21,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from driftwatch.agent import Agent
-from driftwatch.io.broker import EmbeddedBroker
+from driftwatch.demo.broker import EmbeddedBroker
 from driftwatch.io.decode import EventFormat, decode
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate

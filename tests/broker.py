@@ -1,6 +1,6 @@
 """A real Kafka-compatible broker for tests: the product's embedded Tansu broker, plus faults.
 
-:class:`TansuBroker` is :class:`driftwatch.io.broker.EmbeddedBroker` (a ``tansu broker`` on a
+:class:`TansuBroker` is :class:`driftwatch.demo.broker.EmbeddedBroker` (a ``tansu broker`` on a
 free loopback port, reaped on stop, never outliving its parent) with what failure tests need:
 :meth:`~TansuBroker.pause`/:meth:`~TansuBroker.resume` (a hung broker), :meth:`restart` on
 the *same* port (clients keep their bootstrap address and reconnect), and a :meth:`stop` that
@@ -27,8 +27,8 @@ import os
 import signal
 import time
 
-from driftwatch.io.broker import STOP_TIMEOUT_S, BrokerUnavailable, EmbeddedBroker, free_port
-from driftwatch.io.broker import _accepts_connections as accepts_connections
+from driftwatch.demo.broker import STOP_TIMEOUT_S, BrokerUnavailable, EmbeddedBroker, free_port
+from driftwatch.demo.broker import _accepts_connections as accepts_connections
 
 __all__ = ["BrokerUnavailable", "TansuBroker", "free_port"]
 

@@ -24,8 +24,8 @@ import pytest
 
 from driftwatch.commands.main import main
 from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.demo.broker import BrokerUnavailable, resolve_tansu_binary
 from driftwatch.demo.run import DEFAULT_SCENARIO
-from driftwatch.io.broker import BrokerUnavailable, resolve_tansu_binary
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker, free_port
 from tests.conftest import tool_missing

@@ -22,7 +22,7 @@ MODULES = sorted(
 
 
 def test_the_walk_finds_the_package() -> None:
-    assert {"driftwatch.core.measures.auc", "driftwatch.io.feed",
+    assert {"driftwatch.core.measures.auc", "driftwatch.demo.feed",
             "driftwatch.commands.main"} <= set(MODULES)
 
 

@@ -168,7 +168,7 @@ def _streams(args: argparse.Namespace, models: Sequence[str]) -> dict[str, Simul
 
 def _demo(args: argparse.Namespace) -> int:
     """Check everything that can be checked before starting anything, then run."""
-    from driftwatch.io.broker import BrokerNotInstalled, port_in_use, resolve_tansu_binary
+    from driftwatch.demo.broker import BrokerNotInstalled, port_in_use, resolve_tansu_binary
 
     try:
         binary = resolve_tansu_binary()
@@ -196,7 +196,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     from driftwatch import logs
     from driftwatch.agent import producer_config
-    from driftwatch.io.feed import BrokersUnreachable, Feed, FeedError, JoinTopics, ensure_topic
+    from driftwatch.demo.feed import BrokersUnreachable, Feed, FeedError, JoinTopics, ensure_topic
 
     settings = load_settings_or_report(args.config)
     if settings is None:

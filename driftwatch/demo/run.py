@@ -5,11 +5,11 @@ The command line, and the checks made before anything starts, are in
 to a real cluster, on this module's :class:`_Worker`).
 
 **demo** starts, in this order and inside one :class:`~contextlib.ExitStack`: the embedded
-broker (:class:`~driftwatch.io.broker.EmbeddedBroker`, Tansu on a free loopback port) and its
+broker (:class:`~driftwatch.demo.broker.EmbeddedBroker`, Tansu on a free loopback port) and its
 topic; the agent, in-process on a thread, with settings built here (the embedded broker,
 ``/metrics`` on ``127.0.0.1:--port``, no checkpoint); and, once the agent has its partition,
 a simulated model producing the scenario's events on another thread
-(:class:`~driftwatch.io.feed.Feed`). The main thread prints a progress line every second
+(:class:`~driftwatch.demo.feed.Feed`). The main thread prints a progress line every second
 and each alarm as it fires (the agent's ``on_alarm`` hook), and at the end a verdict against
 the scenario's true change points.
 
@@ -21,7 +21,7 @@ producer cannot send) is one line on stderr and exit 1, with the same teardown; 
 already in use is one line and exit 1 before anything starts; without the optional broker
 (``pip install 'driftwatch-agent[demo]'``) the demo says so and exits 2. A second Ctrl+C
 kills the broker and exits at once (130). If the demo itself is killed, the broker gets
-SIGKILL from the kernel (see :mod:`driftwatch.io.broker`).
+SIGKILL from the kernel (see :mod:`driftwatch.demo.broker`).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from driftwatch.simulate import SimulatedStream
 if TYPE_CHECKING:
     from driftwatch.agent import Agent
     from driftwatch.core.monitor import Alarm, Snapshot
-    from driftwatch.io.broker import EmbeddedBroker
-    from driftwatch.io.feed import Feed
+    from driftwatch.demo.broker import EmbeddedBroker
+    from driftwatch.demo.feed import Feed
     from driftwatch.settings import Settings
 
 DEFAULT_SCENARIO = "auc_drop_then_ratio_change"
@@ -140,8 +140,8 @@ class DemoRun:
     def _start(self, stack: ExitStack) -> int | None:
         """Start every part into ``stack``; None when all run, else the exit status."""
         from driftwatch.agent import Agent, producer_config
-        from driftwatch.io.broker import BrokerUnavailable, EmbeddedBroker
-        from driftwatch.io.feed import Feed, FeedError, ensure_topic
+        from driftwatch.demo.broker import BrokerUnavailable, EmbeddedBroker
+        from driftwatch.demo.feed import Feed, FeedError, ensure_topic
 
         try:
             broker = self._broker = stack.enter_context(

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from driftwatch.io import broker as broker_module
-from driftwatch.io.broker import (
+from driftwatch.demo import broker as broker_module
+from driftwatch.demo.broker import (
     INSTALL_HINT,
     BrokerNotInstalled,
     BrokerUnavailable,
@@ -143,7 +143,7 @@ def test_the_broker_dies_with_its_parent(binary: str, tmp_path: Path) -> None:
     # A parent that is SIGKILLed cannot stop anything: the kernel must (PR_SET_PDEATHSIG).
     script = textwrap.dedent(f"""
         import sys, time
-        from driftwatch.io.broker import EmbeddedBroker
+        from driftwatch.demo.broker import EmbeddedBroker
         broker = EmbeddedBroker(binary={binary!r})
         broker.start()
         print(broker.pid, broker.port, flush=True)
