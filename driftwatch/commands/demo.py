@@ -34,6 +34,7 @@ from driftwatch.commands.arguments import (
     positive_float,
     positive_int,
 )
+from driftwatch.demo.display import describe_change_points
 from driftwatch.demo.run import (
     DEFAULT_RATE,
     DEFAULT_SCENARIO,
@@ -45,7 +46,6 @@ from driftwatch.demo.run import (
     _fail,
     _Worker,
 )
-from driftwatch.demo_output import describe_change_points
 from driftwatch.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK
 from driftwatch.signals import stop_on_signals
 from driftwatch.simulate import (

@@ -40,7 +40,7 @@ from contextlib import ExitStack, suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from driftwatch.demo_output import Display
+from driftwatch.demo.display import Display
 from driftwatch.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from driftwatch.signals import stop_on_signals
 from driftwatch.simulate import SimulatedStream
