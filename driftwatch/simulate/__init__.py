@@ -1,0 +1,195 @@
+"""Seeded synthetic scoring models and drift scenarios with known change points.
+
+A monitor or drift detector can only be judged against a stream whose truth is known: where
+the concept changed, what kind of change it was, and what the population AUC and class ratio
+were at every event. This module produces such streams. It is pure and deterministic: the same
+scenario and seed always give the same events, on any machine, and nothing here reads the
+clock, the environment or a file (time arrives as ``ts = start_ts + index / rate``).
+
+**The scoring model** (:class:`BinormalModel`) is the equal-variance binormal model of ROC
+analysis. A latent score ``x`` is drawn from N(−μ/2, 1) for negatives and N(+μ/2, 1) for
+positives, with
+
+    μ = √2 · Φ⁻¹(AUC),
+
+so that the population AUC, P(x⁺ > x⁻) = Φ(μ / √2), is exactly the requested value (0.5 is
+random ranking, values below 0.5 rank backwards). This is the textbook N(0, 1) vs N(μ, 1)
+model shifted by −μ/2: a location shift changes no ranking, and centring the two classes on
+0 puts the crisp threshold at the midpoint (see :class:`BinormalModel`). With
+``output="probability"`` (the default) the latent score goes through the logistic function
+σ(x) = 1 / (1 + e⁻ˣ), which is monotone, so scores look like probabilities and every ranking
+measure, AUC included, is unchanged. The positive share π (class ratio P:N = π : 1 − π) is
+independent of the scores: changing it is a *virtual* drift, changing the AUC a *real* one.
+
+**The scenarios** (:data:`SCENARIOS`) are small frozen specs that know their true
+:class:`ChangePoint` s and generate :class:`~driftwatch.core.events.Event` streams:
+
+==============================  ===============================================================
+``stationary``                  fixed AUC and class ratio: every alarm is false
+``sudden_auc_drop``             the AUC drops by ``drop`` at ``change_at`` (real drift)
+``gradual_auc_drop``            the AUC falls linearly over ``width`` events from ``change_at``
+``ratio_change``                the class ratio jumps, AUC unchanged (paper 000's Sudden_RC)
+``minmaj``                      the minority class becomes the majority, AUC unchanged (MinMaj)
+``recurring_ratio``             the class ratio alternates between two values every ``period``
+``auc_drop_then_ratio_change``  the AUC drops, later the class ratio changes (real, then
+                                virtual drift: a :class:`Composite`; the embedded demo's story)
+==============================  ===============================================================
+
+Modules: :mod:`~driftwatch.simulate.binormal` (the scoring model and the parameter checks),
+:mod:`~driftwatch.simulate.scenario` (change points and the :class:`Scenario` base),
+:mod:`~driftwatch.simulate.scenarios` (the scenarios above), :mod:`~driftwatch.simulate.labels`
+(predictions now, labels later: :func:`delayed_labels`); this package binds a scenario to a
+seed (:class:`SimulatedStream`, :func:`generate`) and exports them all.
+
+Example:
+    >>> stream = generate("sudden_auc_drop", seed=7, length=1000)
+    >>> stream.change_points
+    (ChangePoint(index=500, kind='auc', before=0.9, after=0.8, end=500),)
+    >>> events = list(stream)
+    >>> len(events), events[0].ts, events[-1].ts
+    (1000, 0.0, 999.0)
+    >>> events == list(generate("sudden_auc_drop", seed=7, length=1000))
+    True
+
+References:
+    D. Brzezinski, J. Stefanowski. Prequential AUC: properties of the area under the ROC
+    curve for data streams with concept drift. Knowl. Inf. Syst. 52 (2017) — paper 000 in
+    ``papers/``: §5.2 and Table 9 define the virtual drifts MinMaj (1:19 → 19:1, the negative
+    class abruptly becomes the minority), Sudden_RC (sudden, recurring ratio changes
+    1:1/1:100/1:10/1:1) and Gradual_RC; §5.5 (Fig. 8e–f) shows AUC staying put under them
+    while accuracy, κ and κm move.
+
+    D. Brzezinski, J. Stefanowski, R. Susmaga, I. Szczęch. On the dynamics of classification
+    measures for imbalanced and streaming data. IEEE TNNLS (2019) — paper 003: the class
+    ratios P:N ∈ {1:15, 1:4, 1:1, 4:1, 15:1} (:data:`IMBALANCE_RATIOS`) and the sudden ratio
+    change streams of Fig. 4–5.
+
+    J. A. Hanley, B. J. McNeil. The meaning and use of the area under a receiver operating
+    characteristic (ROC) curve. Radiology 143 (1982) — the binormal model and the standard
+    error of AUC the tests use for their tolerances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from typing import Any
+
+from driftwatch.core.events import Event
+from driftwatch.simulate.binormal import (
+    IMBALANCE_RATIOS,
+    BinormalModel,
+    Output,
+    _check_seed,
+    positive_share_from_ratio,
+)
+from driftwatch.simulate.labels import DELAY_DISTRIBUTIONS, DelayDistribution, delayed_labels
+from driftwatch.simulate.scenario import ChangePoint, DriftKind, Scenario
+from driftwatch.simulate.scenarios import (
+    AucDropThenRatioChange,
+    Composite,
+    GradualAucDrop,
+    MinMaj,
+    RatioChange,
+    RecurringRatio,
+    Stationary,
+    SuddenAucDrop,
+)
+
+__all__ = [
+    "DELAY_DISTRIBUTIONS",
+    "IMBALANCE_RATIOS",
+    "SCENARIOS",
+    "AucDropThenRatioChange",
+    "BinormalModel",
+    "ChangePoint",
+    "Composite",
+    "DelayDistribution",
+    "DriftKind",
+    "GradualAucDrop",
+    "MinMaj",
+    "Output",
+    "RatioChange",
+    "RecurringRatio",
+    "Scenario",
+    "SimulatedStream",
+    "Stationary",
+    "SuddenAucDrop",
+    "delayed_labels",
+    "generate",
+    "positive_share_from_ratio",
+]
+
+
+SCENARIOS: dict[str, type[Scenario]] = {
+    cls.name: cls
+    for cls in (Stationary, SuddenAucDrop, GradualAucDrop, RatioChange, MinMaj, RecurringRatio,
+                AucDropThenRatioChange)
+}
+"""Scenario classes by name. Each class is its own factory: call it with keyword parameters
+(all have defaults: 20 000 events, AUC 0.9, π 0.3, changes in the middle, AUC drops of 0.1;
+:class:`AucDropThenRatioChange` changes at a quarter and three quarters, with a drop of 0.2),
+or use :func:`generate`. :class:`Composite` is not registered: its parts are scenarios, not
+numbers."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedStream:
+    """A scenario bound to a seed: iterable (again and again, always the same events).
+
+    Example:
+        >>> stream = SimulatedStream(Stationary(length=3), seed=1)
+        >>> len(stream), [event.y_true for event in stream]
+        (3, [1, 1, 0])
+    """
+
+    scenario: Scenario
+    seed: int
+
+    def __post_init__(self) -> None:
+        _check_seed(self.seed)
+
+    def __iter__(self) -> Iterator[Event]:
+        return self.scenario.events(self.seed)
+
+    def __len__(self) -> int:
+        return self.scenario.length
+
+    @property
+    def change_points(self) -> tuple[ChangePoint, ...]:
+        """The scenario's true change points."""
+        return self.scenario.change_points
+
+
+def generate(name: str, *, seed: int, length: int | None = None, **params: Any) -> SimulatedStream:
+    """The seeded stream of scenario ``name`` (a key of :data:`SCENARIOS`).
+
+    ``length`` (default: the scenario's, 20 000) and ``params`` go to the scenario class;
+    change points that are not given are placed relative to ``length``, so any length works
+    with the defaults.
+
+    Example:
+        >>> stream = generate("minmaj", seed=3, length=2000, positive_share=0.1)
+        >>> stream.change_points
+        (ChangePoint(index=1000, kind='ratio', before=0.1, after=0.9, end=1000),)
+        >>> labels = [event.y_true for event in stream]
+        >>> sum(labels[:1000]), sum(labels[1000:])
+        (88, 896)
+
+    Raises:
+        ValueError: naming ``name`` when the scenario is unknown, the parameter when it is
+            unknown to the scenario or out of range, ``seed`` when it is not an int ≥ 0.
+    """
+    try:
+        factory = SCENARIOS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"name must be one of {sorted(SCENARIOS)}, got {name!r}") from None
+    accepted = sorted(field.name for field in fields(factory) if field.init)
+    for parameter in params:
+        if parameter not in accepted:
+            raise ValueError(
+                f"unknown parameter {parameter!r} for scenario {name!r}; accepted: {accepted}"
+            )
+    if length is not None:
+        params["length"] = length
+    return SimulatedStream(factory(**params), seed=_check_seed(seed))
