@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from driftwatch.core.config_error import ConfigError
+from driftwatch.core.config_error import Path as KeyPath
 
 ENV_PREFIX = "DRIFTWATCH_"
 ENV_NESTED_DELIMITER = "__"
@@ -45,18 +47,26 @@ def _raise(title: str, problems: list[InitErrorDetails]) -> None:
         raise ValidationError.from_exception_data(title, problems)
 
 
-def _named_in(message: str, names: Sequence[str]) -> str | None:
-    """The name that ``message`` mentions first (as a whole word), if any.
+def _core_problems(
+    error: ConfigError, *, inside: KeyPath = (), keys: Mapping[str, str] | None = None
+) -> list[InitErrorDetails]:
+    """The core's problems as validation errors at the keys their paths name.
 
-    Detectors and ``Watch`` raise ``ValueError`` naming the parameter ("delta must be ...");
-    this finds which one, so the error can point at that key.
+    The core locates what it refuses (:class:`~driftwatch.core.config_error.ConfigError`:
+    a path of keys and indexes, and a message), and the settings use the core's names, so a
+    path maps as it is: no message is parsed. ``inside`` is the part of the path pydantic
+    already adds (the field being validated); ``keys`` renames a first key where a setting's
+    name differs from the core's (``max_age_seconds`` for the join's ``max_age``).
     """
-    best: tuple[int, str] | None = None
-    for name in names:
-        match = re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", message)
-        if match and (best is None or match.start() < best[0]):
-            best = (match.start(), name)
-    return None if best is None else best[1]
+    problems: list[InitErrorDetails] = []
+    for problem in error.problems:
+        path = problem.path
+        if path[:len(inside)] == inside:
+            path = path[len(inside):]
+        if path and keys is not None and isinstance(path[0], str):
+            path = (keys.get(path[0], path[0]), *path[1:])
+        problems.append(_problem(path, problem.message))
+    return problems
 
 
 def _split_list(value: Any) -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import (
@@ -21,10 +20,11 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector
 from driftwatch.core.monitor import DetectorSpec
-from driftwatch.settings.common import _named_in, _problem, _raise, _Section
+from driftwatch.settings.common import _core_problems, _problem, _raise, _Section
 
 
 @functools.cache
@@ -87,21 +87,6 @@ def _detector_schema(schema: dict[str, Any]) -> None:
         schema["allOf"] = branches
 
 
-def _detector_problem(
-    exc: Exception,
-    name: str,
-    params: Mapping[str, Any],
-    detector_loc: tuple[str | int, ...],
-    params_loc: tuple[str | int, ...],
-) -> InitErrorDetails:
-    """A detector's own ``ValueError`` as an error at the parameter it names (or at the
-    detector when it names none)."""
-    param = _named_in(str(exc), registry.get(name).parameter_names())
-    if param is None:
-        return _problem(detector_loc, str(exc))
-    return _problem((*params_loc, param), str(exc), params.get(param))
-
-
 class DetectorSettings(_Section):
     """A detector fed with a measure's samples: a registry name and its parameters."""
 
@@ -156,12 +141,12 @@ class DetectorSettings(_Section):
             _raise(cls.__name__, problems)
         params = {key: getattr(validated, key) for key in params}
         # Build it once, so the detector's own checks (bounds, rules between parameters)
-        # report here, at the parameter they name. The watch builds it again with the
-        # direction it inherits (WatchSettings._buildable).
+        # report here, at the parameter the core's error locates. The watch builds it again
+        # with the direction it inherits (WatchSettings._buildable).
         try:
             registry.create(name, **params)
-        except (ValueError, TypeError) as exc:
-            _raise(cls.__name__, [_detector_problem(exc, name, params, (), ())])
+        except ConfigError as exc:
+            _raise(cls.__name__, _core_problems(exc, inside=("params",)))
         return params
 
     def spec(self) -> DetectorSpec:

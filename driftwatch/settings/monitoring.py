@@ -3,23 +3,22 @@ overrides."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated
 
-from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
-from pydantic_core import InitErrorDetails
+from pydantic import Field, field_validator, model_validator
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.monitor import (
     DEFAULT_WATCHES,
     WATCHABLE,
     Direction,
     Feed,
-    Monitor,
     MonitorConfig,
     Watch,
+    build_detectors,
 )
-from driftwatch.settings.common import Name, _named_in, _pick, _problem, _raise, _Section
-from driftwatch.settings.detectors import DetectorSettings, _detector_problem
+from driftwatch.settings.common import Name, _core_problems, _pick, _raise, _Section
+from driftwatch.settings.detectors import DetectorSettings
 
 MAX_WINDOW_SIZE = 1_000_000
 """Upper bound of ``window_size``: a window holds its events in memory (tens of bytes each,
@@ -91,42 +90,13 @@ class WatchSettings(_Section):
 
     @model_validator(mode="after")
     def _buildable(self) -> WatchSettings:
+        """The core's checks of the watch (e.g. DDM on raw kappa) and of each detector built
+        as a monitor builds it, with the direction it inherits, reported at their keys."""
         try:
-            watch = self.watch()
-        except ValueError as exc:  # the core's own rules, e.g. DDM on raw kappa
-            problem = _problem(self._locate(str(exc)), str(exc))
-            raise ValidationError.from_exception_data(type(self).__name__, [problem]) from None
-        # Build each detector once, exactly as a Monitor will (including the direction it
-        # inherits from the watch), so its own ValueError is reported here, at its key.
-        problems: list[InitErrorDetails] = []
-        for index, spec in enumerate(watch.detectors):
-            single = dataclasses.replace(watch, detectors=(spec,))
-            try:
-                Monitor("settings-check", MonitorConfig(window_size=1, watches=(single,)))
-            except (ValueError, TypeError) as exc:
-                problems.append(
-                    _detector_problem(
-                        exc, spec.name, spec.params,
-                        ("detectors", index), ("detectors", index, "params"),
-                    )
-                )
-        _raise(type(self).__name__, problems)
+            build_detectors(self.watch())
+        except ConfigError as exc:
+            _raise(type(self).__name__, _core_problems(exc))
         return self
-
-    def _locate(self, message: str) -> tuple[str | int, ...]:
-        """The key a ``Watch`` error message is about."""
-        key = _named_in(
-            message, ("measure", "normalized", "direction", "floor", "feed", "detectors")
-        )
-        if key is None:
-            return ()
-        if key == "detectors":
-            index = next(
-                (i for i, d in enumerate(self.detectors) if _named_in(message, (d.name,))),
-                None,
-            )
-            return (key,) if index is None else (key, index)
-        return (key,)
 
     def watch(self) -> Watch:
         """The core's :class:`~driftwatch.core.monitor.Watch` for these settings."""
@@ -159,43 +129,7 @@ SampleEvery = Annotated[int, Field(ge=1, le=MAX_WINDOW_SIZE)]
 Threshold = Annotated[float, Field(allow_inf_nan=False, ge=-1e300, le=1e300)]
 BlockMinClass = Annotated[int, Field(ge=2, le=100_000)]
 BlockWarmup = Annotated[int, Field(ge=1, le=100_000)]
-def _distinct_watches(watches: list[WatchSettings]) -> list[WatchSettings]:
-    """Refuse watches that a monitor's metrics could not tell apart.
-
-    Detector states and alarms are exported per (model, measure, detector), and raw
-    thresholds per (model, measure): the same detector on one measure twice (say on raw and
-    on normalized G-mean), or two floors for one measure, would write to the same series.
-    """
-    problems: list[InitErrorDetails] = []
-    seen: dict[tuple[str, str], int] = {}
-    floors: dict[str, int] = {}
-    for i, watch in enumerate(watches):
-        for j, detector in enumerate(watch.detectors):
-            first = seen.setdefault((watch.measure, detector.name), i)
-            if first != i or any(d.name == detector.name for d in watch.detectors[:j]):
-                problems.append(_problem(
-                    (i, "detectors", j, "name"),
-                    f"{detector.name} already watches {watch.measure} (watches.{first}); "
-                    "metrics and alarms are labelled by measure and detector, so each pair "
-                    "may appear once",
-                    detector.name,
-                ))
-        if watch.floor is not None:
-            first = floors.setdefault(watch.measure, i)
-            if first != i:
-                problems.append(_problem(
-                    (i, "floor"),
-                    f"{watch.measure} already has a floor (watches.{first}); its raw threshold "
-                    "is exported once per measure",
-                    watch.floor,
-                ))
-    _raise("watches", problems)
-    return watches
-
-
-Watches = Annotated[
-    list[WatchSettings], Field(max_length=100), AfterValidator(_distinct_watches)
-]
+Watches = Annotated[list[WatchSettings], Field(max_length=100)]
 
 _WINDOW_SIZE = (
     "Events in the sliding window over which AUC and the crisp measures are computed "
@@ -257,6 +191,11 @@ class MonitorDefaults(_Section):
         ),
     )
 
+    @model_validator(mode="after")
+    def _core_rules(self) -> MonitorDefaults:
+        _check_in_core(self)
+        return self
+
 
 class MonitorOverrides(_Section):
     """One model's differences from ``monitoring.defaults``; omitted keys are inherited.
@@ -271,6 +210,27 @@ class MonitorOverrides(_Section):
     watches: Watches | None = Field(
         default=None, description=f"{_WATCHES} Replaces the default list; [] watches nothing."
     )
+
+    @model_validator(mode="after")
+    def _core_rules(self) -> MonitorOverrides:
+        _check_in_core(self)
+        return self
+
+
+def _check_in_core(section: MonitorDefaults | MonitorOverrides) -> None:
+    """Build the core's ``MonitorConfig`` from the keys ``section`` sets (the others take
+    the core's defaults), so the core's rules between values (one watch per measure, every
+    detector buildable) report at the keys its error locates. No rule of the core relates
+    a watch to another key, so an override is checked on its own, not merged per model.
+    """
+    given = {key: getattr(section, key) for key in type(section).model_fields
+             if getattr(section, key) is not None}
+    if "watches" in given:
+        given["watches"] = tuple(w.watch() for w in given["watches"])
+    try:
+        MonitorConfig(**given)
+    except ConfigError as exc:
+        _raise(type(section).__name__, _core_problems(exc))
 
 
 class MonitoringSettings(_Section):
