@@ -8,12 +8,21 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 from pydantic_core import InitErrorDetails
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Join
 from driftwatch.core.prediction_watch import PredictionWatch, default_detectors
 from driftwatch.core.score_drift import ScoreDrift
 from driftwatch.io.decode import JoinFormat
-from driftwatch.settings.common import FieldName, Name, TopicName, _problem, _raise, _Section
+from driftwatch.settings.common import (
+    FieldName,
+    Name,
+    TopicName,
+    _core_problems,
+    _problem,
+    _raise,
+    _Section,
+)
 
 
 class ScoreDriftSettings(_Section):
@@ -49,6 +58,27 @@ class ScoreDriftSettings(_Section):
         description=(
             "In-control average run length of each signal's CUSUM, in blocks: the mean "
             "number of blocks between false alarms while the scores hold."))
+
+    @model_validator(mode="after")
+    def _core_rules(self) -> ScoreDriftSettings:
+        """Build the core's signals and detectors once, so whatever they refuse is reported
+        at its key here rather than when the first model appears."""
+        try:
+            self.signals(threshold=0.5)
+            default_detectors(self.arl)
+        except ConfigError as exc:
+            _raise(type(self).__name__, _core_problems(exc))
+        return self
+
+    def signals(self, threshold: float) -> ScoreDrift:
+        """The core's label-free signals of one model whose crisp threshold is ``threshold``."""
+        return ScoreDrift(window=self.window, block_size=self.block_size,
+                          reference=self.reference, reference_size=self.reference_size,
+                          bins=self.bins, threshold=threshold)
+
+
+_JOIN_KEYS = {"max_age": "max_age_seconds", "max_label_age": "max_label_age_seconds"}
+"""The settings' names of the core join's parameters where they differ (units in the name)."""
 
 
 class JoinSettings(_Section):
@@ -120,6 +150,10 @@ class JoinSettings(_Section):
                                                             "predictions_topic"))
             if self.prediction_kind == self.label_kind:
                 problems.append(_problem(("label_kind",), "must differ from prediction_kind"))
+        try:
+            Join(**self.limits())
+        except ConfigError as exc:
+            problems += _core_problems(exc, keys=_JOIN_KEYS)
         _raise(type(self).__name__, problems)
         return self
 
@@ -140,9 +174,7 @@ class JoinSettings(_Section):
         drift = self.score_drift
 
         def watch_for(model: str) -> PredictionWatch:
-            return PredictionWatch(model, ScoreDrift(
-                window=drift.window, block_size=drift.block_size, reference=drift.reference,
-                reference_size=drift.reference_size, bins=drift.bins,
-                threshold=threshold_for(model)), default_detectors(drift.arl))
+            return PredictionWatch(model, drift.signals(threshold_for(model)),
+                                   default_detectors(drift.arl))
 
         return DelayedLabels(Join(**self.limits()), watch_for if drift.enabled else None)
