@@ -34,7 +34,7 @@ class ComparisonSettings(_Section):
     )
     challenger_threshold: Threshold | None = Field(
         default=None,
-        description="The challenger's crisp threshold; null: the model's threshold.",
+        description="The challenger's decision threshold; null: the model's threshold.",
     )
     window_size: WindowSize | None = Field(
         default=None,

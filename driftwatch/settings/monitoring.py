@@ -141,8 +141,8 @@ _SAMPLE_EVERY = (
     "per block)."
 )
 _THRESHOLD = (
-    "Score at or above which an event without a prediction field counts as predicted "
-    "positive. Any finite number: scores need not be probabilities."
+    "The decision threshold: score at or above which an event without a prediction field "
+    "counts as predicted positive. Any finite number: scores need not be probabilities."
 )
 _WATCHES = "The measures to watch and their detectors."
 _BLOCK_MIN_CLASS = (
