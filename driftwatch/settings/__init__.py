@@ -20,10 +20,18 @@ keeps the rest. Unknown keys are errors (``extra="forbid"``), so a typo is repor
 silently ignored. :func:`load_settings` reads the file, :func:`settings_errors` turns any
 failure into lines ``path.to.key (ENV_NAME): message``.
 
-One module per area (``kafka``, ``events``, ``detectors`` and ``monitoring``, ``alerts``,
-``comparisons``, ``join``, ``limits``, ``metrics`` with ``readiness``, ``checkpoint``,
-``logs``), the root model in ``root``, reading and reporting in ``loading``, and what they
-share in ``common``. Import from here: the names below are the package's interface.
+One module per area (``kafka`` with ``kafka_options``, ``events``, ``detectors`` and
+``monitoring``, ``alerts``, ``comparisons``, ``join``, ``limits``, ``metrics`` with
+``readiness``, ``checkpoint``, ``logs``), the root model in ``root``, reading and reporting
+in ``loading``, and what they share in ``common``. Import from here: the names below are the
+package's interface.
+
+The rules of the core's own configuration (a monitor's watches and detectors, the join's
+bounds, the label-free signals) live in the core: it raises
+:class:`~driftwatch.core.config_error.ConfigError`, whose problems carry the path of the key
+they are about, and the settings add where that object sits in the file. No message text is
+parsed. A new setting of an area goes in that area's module, and into the root model only
+when it is a new area.
 
 Example file (every key is optional)::
 
