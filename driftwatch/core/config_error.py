@@ -16,7 +16,7 @@ catching that; ``str()`` is ``path: message`` for each problem, for a reader of 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 Path = tuple[str | int, ...]
 """Keys (str) and list indexes (int) from the object being configured down to one value."""
@@ -75,3 +75,8 @@ class ConfigError(ValueError):
 
     def __str__(self) -> str:
         return "; ".join(map(str, self.problems))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its problems (the default would call __init__ with the text alone),
+        # so it crosses a process boundary (a parallel replay's workers) intact.
+        return (ConfigError.of, (self.problems,))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from driftwatch.core.config_error import ConfigError, Problem
@@ -24,6 +26,8 @@ def test_an_error_is_a_value_error_and_moves_into_its_container() -> None:
     assert str(both) == "a: x; y"
     with pytest.raises(ValueError, match="at least one"):
         ConfigError.of([])
+    copied = pickle.loads(pickle.dumps(both))
+    assert type(copied) is ConfigError and copied.problems == both.problems
 
 
 def test_registry_locates_detector_problems_as_in_a_detector_entry() -> None:
