@@ -71,7 +71,7 @@ class ScoreDriftSettings(_Section):
         return self
 
     def signals(self, threshold: float) -> ScoreDrift:
-        """The core's label-free signals of one model whose crisp threshold is ``threshold``."""
+        """The core's label-free signals of one model whose decision threshold is ``threshold``."""
         return ScoreDrift(window=self.window, block_size=self.block_size,
                           reference=self.reference, reference_size=self.reference_size,
                           bins=self.bins, threshold=threshold)
