@@ -93,6 +93,38 @@ def _list_item_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+THRESHOLD_GLOSSARY = """\
+## "Threshold": five meanings
+
+The word names five different things in driftwatch; the settings keep the names users
+already write (the decision threshold is the `threshold` of every model), so this is which
+is which.
+
+1. **Decision threshold**: `monitoring.defaults.threshold`, `monitoring.models.<id>.threshold`
+   and `comparisons[].challenger_threshold`. The score at or above which an event without a
+   prediction field counts as predicted positive (`score >= threshold`). It decides the
+   confusion matrix behind every crisp measure and the predicted-positive rate of the
+   label-free signals; it raises no alarm itself.
+2. **Adjusted threshold**: the metric `driftwatch_measure_threshold{model, measure}`. A
+   watch's `floor` is set on the class-ratio-normalized scale (paper 003, eq. 10: 0.8 means
+   better than 80 % of all confusion matrices at the window's P:N); this is the raw value
+   that means the same at the current class ratio, for rules comparing it with
+   `driftwatch_measure`.
+3. **Threshold alarm**: `detector="threshold"` (and `level="threshold"`) in
+   `driftwatch_alarms_total`, the logs and the alarms topic. A watched measure fell below
+   its floor; no detector is involved.
+4. **A detector's own threshold**, under `watches[].detectors[].params`: Page-Hinkley's
+   `threshold` (λ, in input units), DDM's `warning_level` and `drift_level` (in standard
+   deviations), and CUSUM's decision interval h, which is not set directly but derived from
+   `arl`, the in-control average run length (so its false-alarm rate is what is chosen).
+5. **Alert thresholds**: the `alerts` section (`auc_floor`, `auc_max_drop`,
+   `no_events_seconds`, `batch_labels`), exported as `driftwatch_auc_floor` and its siblings
+   for the shipped Prometheus alert rules. They change when alerts fire, not what the
+   monitors detect.
+"""
+"""Appended to the settings reference: the word's meanings, each with its keys and metrics."""
+
+
 def settings_reference() -> str:
     lines = [
         "# Settings reference",
@@ -106,6 +138,7 @@ def settings_reference() -> str:
         "|---|---|---|---|---|",
         *_section_rows(Settings, ()),
         "",
+        THRESHOLD_GLOSSARY,
     ]
     return "\n".join(lines)
 

@@ -132,7 +132,7 @@ def test_watches_as_core_values_or_settings_mappings_are_the_same() -> None:
     ({"watches": [{"measure": "kappa", "detectors": [{"name": "ddm"}]}]},
      "watches.0.detectors.0: "),
     ({"watches": [{"measure": "auc", "detectors": [{"name": "adwin"}]},
-                  {"measure": "auc"}]}, "watches: "),
+                  {"measure": "auc"}]}, "watches.1.measure: auc is already watched"),
     ({"block_min_class": 1}, "block_min_class: Input should be greater than or equal to 2"),
 ])
 def test_bad_options_name_their_key(options: dict[str, Any], message: str) -> None:

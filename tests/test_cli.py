@@ -93,7 +93,7 @@ def test_validate_invalid_file_exits_2_with_one_line_per_problem(tmp_path: Path)
         "monitoring.defaults.window_size (DRIFTWATCH_MONITORING__DEFAULTS__WINDOW_SIZE): "
         "Input should be greater than or equal to 1, got -1",
         "monitoring.defaults.watches.0.detectors.1.params.delta "
-        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): delta must be a finite number in "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): must be a finite number in "
         "[0, ∞], got -1.0",
     ]
 

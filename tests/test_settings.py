@@ -284,7 +284,7 @@ BAD_VALUES = [
         "[{name: page_hinkley, params: {delta: -1}}]}]}}",
         "monitoring.defaults.watches.0.detectors.0.params.delta "
         "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
-        "delta must be a finite number in [0, ∞], got -1",
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): must be a finite number in [0, ∞], got -1",
         id="detector-rejects-delta",
     ),
     pytest.param(
@@ -308,7 +308,7 @@ BAD_VALUES = [
         "[{name: ddm, params: {warning_level: 3, drift_level: 2}}]}]}}",
         "monitoring.defaults.watches.0.detectors.0.params.drift_level "
         "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
-        "drift_level must be ≥ warning_level",
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): must be ≥ warning_level (3.0), got 2",
         id="detector-cross-parameter-rule",
     ),
     pytest.param(
@@ -618,19 +618,30 @@ BAD_VALUES += [
         id="alert-override-for-an-impossible-model-id",
     ),
     pytest.param(
+        # Raw and normalized G-mean in two watches: settings used to accept it and the
+        # agent then failed to build the model's monitor (the core's one-watch rule).
         "monitoring: {defaults: {watches: [{measure: gmean, detectors: [{name: adwin}]}, "
-        "{measure: gmean, normalized: true, detectors: [{name: adwin}]}]}}",
-        "monitoring.defaults.watches.1.detectors.0.name "
-        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
-        "adwin already watches gmean (watches.0)",
-        id="same-detector-on-a-measure-twice",
+        "{measure: gmean, normalized: true, detectors: [{name: page_hinkley}]}]}}",
+        "monitoring.defaults.watches.1.measure (DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "gmean is already watched (watches.0); metrics and alarms are labelled by measure and "
+        "detector, so a measure has one watch",
+        id="measure-watched-twice",
     ),
     pytest.param(
         "monitoring: {models: {m: {watches: [{measure: f1, floor: 0.5}, "
         "{measure: f1, normalized: true, floor: 0.7}]}}}",
-        "monitoring.models.m.watches.1.floor (DRIFTWATCH_MONITORING__MODELS__M__WATCHES): ",
-        "f1 already has a floor (watches.0)",
+        "monitoring.models.m.watches.1.measure (DRIFTWATCH_MONITORING__MODELS__M__WATCHES): ",
+        "f1 is already watched (watches.0)",
         id="two-floors-for-a-measure",
+    ),
+    pytest.param(
+        "monitoring: {defaults: {watches: [{measure: auc, feed: blocks, detectors: "
+        "[{name: cusum}, {name: cusum, params: {arl: 1000}}]}]}}",
+        "monitoring.defaults.watches.0.detectors.1.name "
+        "(DRIFTWATCH_MONITORING__DEFAULTS__WATCHES): ",
+        "cusum already watches auc (detectors.0); metrics and alarms are labelled by measure "
+        "and detector, so each pair may appear once",
+        id="same-detector-twice-on-one-measure",
     ),
 ]
 

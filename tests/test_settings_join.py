@@ -54,3 +54,21 @@ def test_a_disabled_join_checks_nothing_and_the_environment_enables_it(
     assert settings.join.enabled and settings.join.kind_field == "kind"
     join = Join(**settings.join.limits())
     assert join.max_age == math.inf and join.max_pending == settings.join.max_pending
+
+
+def test_the_core_join_bounds_map_to_the_settings_names() -> None:
+    # The core names its bound max_age; the setting is max_age_seconds. The mapping is by
+    # key, from the core's located error, never from its message.
+    from driftwatch.core.config_error import ConfigError
+    from driftwatch.settings.common import _core_problems
+    from driftwatch.settings.join import _JOIN_KEYS
+
+    with pytest.raises(ConfigError) as info:
+        Join(max_age=-1.0)
+    (problem,) = _core_problems(info.value, keys=_JOIN_KEYS)
+    assert problem["loc"] == ("max_age_seconds",)
+    assert "must be a number of seconds > 0" in str(problem["type"])
+    assert set(_JOIN_KEYS) <= set(Join.__init__.__code__.co_varnames)
+    from driftwatch.settings import JoinSettings
+
+    assert set(_JOIN_KEYS.values()) <= set(JoinSettings.model_fields)

@@ -68,6 +68,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.events import Event, check_label, check_score
 from driftwatch.core.state import check_state
 
@@ -100,14 +101,16 @@ def _check_id(value: object, name: str) -> str:
 
 
 def _check_count(value: object, name: str) -> int:
+    """A bound of the join (constructor parameter ``name``): ConfigError located there."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer ≥ 1, got {value!r}")
+        raise ConfigError((name,), f"must be an integer ≥ 1, got {value!r}")
     return int(value)
 
 
 def _check_age(value: object, name: str) -> float:
+    """An age bound of the join (constructor parameter ``name``): ConfigError located there."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value) > 0:
-        raise ValueError(f"{name} must be a number of seconds > 0 (inf allowed), got {value!r}")
+        raise ConfigError((name,), f"must be a number of seconds > 0 (inf allowed), got {value!r}")
     return float(value)
 
 

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from driftwatch.core.adaptive_window import AdaptiveWindow
 from driftwatch.core.blocks import AUCStandardizer, Block, BlockCollector, RateStandardizer, delong
+from driftwatch.core.config_error import ConfigError, Problem
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector, DetectorState
 from driftwatch.core.events import Event
@@ -101,6 +102,11 @@ class Watch:
         floor: a floor on the normalized scale (e.g. 0.8: "above 80 % of all confusion
             matrices at this class ratio"); turned into a raw threshold at every sample and
             raising a ``threshold`` alarm when the measure falls below it.
+
+    An invalid combination raises :class:`~driftwatch.core.config_error.ConfigError` at the
+    key it is about (``floor``, ``detectors.1``, ...). A detector appears once per watch:
+    metrics and alarms are labelled by measure and detector, so a second ``page_hinkley`` on
+    the same measure would write to the first one's series.
     """
 
     measure: str
@@ -112,52 +118,73 @@ class Watch:
 
     def __post_init__(self) -> None:
         if self.measure not in WATCHABLE:
-            raise ValueError(f"measure must be one of {', '.join(WATCHABLE)}; got {self.measure!r}")
+            raise ConfigError(("measure",),
+                              f"must be one of {', '.join(WATCHABLE)}; got {self.measure!r}")
         if self.feed not in FEEDS:
-            raise ValueError(f"feed must be window or blocks, got {self.feed!r}")
+            raise ConfigError(("feed",), f"must be window or blocks, got {self.feed!r}")
+        if self.direction not in (None, "down", "up", "both"):
+            raise ConfigError(("direction",),
+                              f"must be down, up or both, got {self.direction!r}")
+        self._check_detector_names()
         if self.feed == "blocks":
             self._check_blocks()
             return
         if self.measure in (FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE):
-            raise ValueError(f"feed: {self.measure} is measured on blocks only; set feed: blocks")
+            raise ConfigError(("feed",),
+                              f"{self.measure} is measured on blocks only; set feed: blocks")
         normalizable = self.measure in NORMALIZABLE
         if self.normalized and not normalizable:
-            raise ValueError(
-                f"normalized: {self.measure} has no class-ratio normalization; "
+            raise ConfigError(
+                ("normalized",), f"{self.measure} has no class-ratio normalization; "
                 f"only {', '.join(NORMALIZABLE)} do"
             )
         if self.floor is not None:
             if not normalizable:
-                raise ValueError(f"floor: {self.measure} has no class-ratio normalization")
+                raise ConfigError(("floor",), f"{self.measure} has no class-ratio normalization")
             if not 0.0 <= self.floor <= 1.0:
-                raise ValueError(f"floor must be in [0, 1] (a normalized value), got {self.floor}")
-        if self.direction not in (None, "down", "up", "both"):
-            raise ValueError(f"direction must be down, up or both, got {self.direction!r}")
+                raise ConfigError(("floor",),
+                                  f"must be in [0, 1] (a normalized value), got {self.floor}")
         unit_input = self.normalized or self.measure in UNIT_RANGE
-        for spec in self.detectors:
-            detector_type = registry.get(spec.name)
-            bounds = detector_type.input_range
+        for index, spec in enumerate(self.detectors):
+            bounds = registry.get(spec.name).input_range
             if bounds is not None and not unit_input and bounds == (0.0, 1.0):
-                raise ValueError(
-                    f"detectors: {spec.name} needs inputs in [0, 1] but {self.measure} can "
-                    "leave [0, 1]; watch its normalized value instead"
+                raise ConfigError(
+                    ("detectors", index), f"{spec.name} needs inputs in [0, 1] but "
+                    f"{self.measure} can leave [0, 1]; watch its normalized value instead"
+                )
+
+    def _check_detector_names(self) -> None:
+        """Every detector is registered and appears once (see the class docstring)."""
+        first: dict[str, int] = {}
+        for index, spec in enumerate(self.detectors):
+            try:
+                registry.get(spec.name)
+            except ValueError as exc:
+                raise ConfigError(("detectors", index, "name"), str(exc)) from exc
+            seen = first.setdefault(spec.name, index)
+            if seen != index:
+                raise ConfigError(
+                    ("detectors", index, "name"), f"{spec.name} already watches "
+                    f"{self.measure} (detectors.{seen}); metrics and alarms are labelled by "
+                    "measure and detector, so each pair may appear once"
                 )
 
     def _check_blocks(self) -> None:
         if self.measure not in BLOCK_MEASURES:
-            raise ValueError(
-                f"feed: blocks watch {', '.join(BLOCK_MEASURES)}; {self.measure} is watched "
-                "on the window (feed: window)"
+            raise ConfigError(
+                ("feed",), f"blocks watches take {', '.join(BLOCK_MEASURES)}; {self.measure} "
+                "is watched on the window (feed: window)"
             )
         if self.normalized or self.floor is not None:
-            raise ValueError("floor and normalized apply to the window; a blocks watch has neither")
-        if self.direction not in (None, "down", "up", "both"):
-            raise ValueError(f"direction must be down, up or both, got {self.direction!r}")
-        for spec in self.detectors:
+            raise ConfigError(
+                ("normalized" if self.normalized else "floor",),
+                "applies to the window; a blocks watch has neither floor nor normalized",
+            )
+        for index, spec in enumerate(self.detectors):
             if registry.get(spec.name).input_range is not None:
-                raise ValueError(
-                    f"detectors: {spec.name} needs bounded inputs, but a blocks watch feeds "
-                    "z-scores (use cusum, or page_hinkley/adwin)"
+                raise ConfigError(
+                    ("detectors", index), f"{spec.name} needs bounded inputs, but a blocks "
+                    "watch feeds z-scores (use cusum, or page_hinkley/adwin)"
                 )
 
     @property
@@ -210,7 +237,13 @@ detection`` (``benchmarks/results.md``, which has the measured figures).
 
 @dataclass(frozen=True, slots=True)
 class MonitorConfig:
-    """What one monitor computes and watches; the defaults are argued at DEFAULT_WATCHES."""
+    """What one monitor computes and watches; the defaults are argued at DEFAULT_WATCHES.
+
+    Checked whole when built: every value, one watch per measure, and every detector built
+    once with its parameters (so a config that exists builds a :class:`Monitor`). Problems
+    raise :class:`~driftwatch.core.config_error.ConfigError` at their key
+    (``watches.0.detectors.1.params.delta``).
+    """
 
     window_size: int = 1000
     sample_every: int = DEFAULT_SAMPLE_EVERY
@@ -223,26 +256,32 @@ class MonitorConfig:
     cap (:class:`~driftwatch.core.adaptive_window.AdaptiveWindow`, paper 002 §6)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.window_size, int) or self.window_size < 1:
-            raise ValueError(f"window_size must be an integer ≥ 1, got {self.window_size!r}")
-        if not isinstance(self.sample_every, int) or self.sample_every < 1:
-            raise ValueError(f"sample_every must be an integer ≥ 1, got {self.sample_every!r}")
+        problems: list[Problem] = []
+        for key, minimum in (("window_size", 1), ("sample_every", 1), ("block_min_class", 2),
+                             ("block_warmup", 1)):
+            value = getattr(self, key)
+            if not isinstance(value, int) or value < minimum:
+                problems.append(Problem((key,), f"must be an integer ≥ {minimum}, got {value!r}"))
         if not math.isfinite(self.threshold):
-            raise ValueError(f"threshold must be finite, got {self.threshold!r}")
-        if not isinstance(self.block_min_class, int) or self.block_min_class < 2:
-            raise ValueError(
-                f"block_min_class must be an integer ≥ 2, got {self.block_min_class!r}"
-            )
-        if not isinstance(self.block_warmup, int) or self.block_warmup < 1:
-            raise ValueError(f"block_warmup must be an integer ≥ 1, got {self.block_warmup!r}")
+            problems.append(Problem(("threshold",), f"must be finite, got {self.threshold!r}"))
         if not isinstance(self.adaptive_window, bool):
-            raise ValueError(f"adaptive_window must be a bool, got {self.adaptive_window!r}")
-        measures = [w.measure for w in self.watches]
-        for measure in measures:
-            if measures.count(measure) > 1:
-                # Alarms and metrics are keyed by (measure, detector): one watch per measure.
-                raise ValueError(f"watches: {measure} is watched twice; give one watch several "
-                                 "detectors instead")
+            problems.append(Problem(("adaptive_window",),
+                                    f"must be true or false, got {self.adaptive_window!r}"))
+        first: dict[str, int] = {}
+        for index, watch in enumerate(self.watches):
+            seen = first.setdefault(watch.measure, index)
+            if seen != index:
+                problems.append(Problem(
+                    ("watches", index, "measure"), f"{watch.measure} is already watched "
+                    f"(watches.{seen}); metrics and alarms are labelled by measure and "
+                    "detector, so a measure has one watch: give it several detectors instead"))
+                continue
+            try:
+                build_detectors(watch)
+            except ConfigError as exc:
+                problems.extend(exc.within("watches", index).problems)
+        if problems:
+            raise ConfigError.of(problems)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -322,7 +361,7 @@ class _WatchState:
 
     def __init__(self, watch: Watch, config: MonitorConfig) -> None:
         self.watch = watch
-        self.detectors: list[Detector] = [_build(spec, watch) for spec in watch.detectors]
+        self.detectors: list[Detector] = build_detectors(watch)
         # The state exported as driftwatch_detector_state: a detector's own, except that a
         # drift the episode rule did not turn into an alarm is shown as stable.
         self.shown = [_STABLE] * len(self.detectors)
@@ -340,11 +379,25 @@ class _WatchState:
 _STABLE, _WARNING, _DRIFT = DetectorState.STABLE, DetectorState.WARNING, DetectorState.DRIFT
 
 
-def _build(spec: DetectorSpec, watch: Watch) -> Detector:
-    params = dict(spec.params)
-    if "direction" in registry.get(spec.name).parameter_names() and "direction" not in params:
-        params["direction"] = watch.effective_direction
-    return registry.create(spec.name, **params)
+def build_detectors(watch: Watch) -> list[Detector]:
+    """The watch's detectors, each given the watch's direction unless its parameters set one.
+
+    Raises :class:`~driftwatch.core.config_error.ConfigError` at ``detectors.<i>...`` for
+    every detector that refuses its parameters, all at once.
+    """
+    detectors: list[Detector] = []
+    problems: list[Problem] = []
+    for index, spec in enumerate(watch.detectors):
+        params = dict(spec.params)
+        if "direction" in registry.get(spec.name).parameter_names() and "direction" not in params:
+            params["direction"] = watch.effective_direction
+        try:
+            detectors.append(registry.create(spec.name, **params))
+        except ConfigError as exc:
+            problems.extend(exc.within("detectors", index).problems)
+    if problems:
+        raise ConfigError.of(problems)
+    return detectors
 
 
 class Monitor:

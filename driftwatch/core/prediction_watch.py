@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector, DetectorState
 from driftwatch.core.monitor import Alarm
@@ -40,12 +41,15 @@ _STATE_KEYS = frozenset({"version", "drift", "detectors", "blocks", "last", "ala
 
 def default_detectors(arl: float = 10_000.0) -> dict[str, list[Detector]]:
     """A CUSUM per signal with in-control run length ``arl`` blocks: up for KS and PSI,
-    both ways for the predicted-positive rate."""
-    return {
-        "ks": [registry.create("cusum", k=0.5, arl=arl, direction="up")],
-        "psi": [registry.create("cusum", k=0.5, arl=arl, direction="up")],
-        "positive_rate": [registry.create("cusum", k=0.5, arl=arl, direction="both")],
-    }
+    both ways for the predicted-positive rate. A bad ``arl`` is a ConfigError at ``arl``."""
+    try:
+        return {
+            "ks": [registry.create("cusum", k=0.5, arl=arl, direction="up")],
+            "psi": [registry.create("cusum", k=0.5, arl=arl, direction="up")],
+            "positive_rate": [registry.create("cusum", k=0.5, arl=arl, direction="both")],
+        }
+    except ConfigError as exc:
+        raise ConfigError(("arl",), exc.message) from exc
 
 
 @dataclass(frozen=True, slots=True)

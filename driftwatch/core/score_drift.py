@@ -86,6 +86,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.state import check_state
 
@@ -291,6 +292,13 @@ def _check_int(value: object, name: str, low: int) -> int:
     return int(value)
 
 
+def _int_parameter(value: object, name: str) -> int:
+    """A count parameter of :class:`ScoreDrift` (≥ 2): ConfigError located at ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 2:
+        raise ConfigError((name,), f"must be an integer ≥ 2, got {value!r}")
+    return int(value)
+
+
 class ScoreDrift:
     """Label-free drift signals of one model's predictions (see the module docstring).
 
@@ -334,15 +342,19 @@ class ScoreDrift:
     def __init__(self, *, window: int = 1000, block_size: int = 500,
                  reference: Reference = "frozen", reference_size: int = 10_000,
                  bins: int = 10, threshold: float = 0.5) -> None:
-        self.window = _check_int(window, "window", 2)
-        self.block_size = _check_int(block_size, "block_size", 2)
+        self.window = _int_parameter(window, "window")
+        self.block_size = _int_parameter(block_size, "block_size")
         if reference not in REFERENCES:
-            raise ValueError(f"reference must be one of {', '.join(REFERENCES)}; "
-                             f"got {reference!r}")
+            raise ConfigError(("reference",), f"must be one of {', '.join(REFERENCES)}; "
+                              f"got {reference!r}")
         self.reference: Reference = reference
-        self.reference_size = _check_int(reference_size, "reference_size", 2)
-        self.bins = _check_int(bins, "bins", 2)
-        self.threshold = check_score(threshold, "threshold")
+        self.reference_size = _int_parameter(reference_size, "reference_size")
+        self.bins = _int_parameter(bins, "bins")
+        try:
+            self.threshold = check_score(threshold, "threshold")
+        except ValueError:
+            raise ConfigError(("threshold",),
+                              f"must be a finite real number, got {threshold!r}") from None
         self._init()
 
     def _init(self) -> None:

@@ -799,7 +799,7 @@ def test_values_schema_mirrors_the_settings_model() -> None:
     current = json.loads(values_schema.SCHEMA_FILE.read_text(encoding="utf-8"))
     assert values_schema.render(values_schema.expected_schema(current)) == \
         values_schema.SCHEMA_FILE.read_text(encoding="utf-8"), (
-        "values.schema.json is out of date with driftwatch/settings.py: run "
+        "values.schema.json is out of date with the driftwatch.settings package: run "
         "`python -m tests.helm.values_schema`")
 
 

@@ -15,8 +15,9 @@ Conventions every detector follows:
   defaults, stored unchanged as public attributes of the same name; derived state is private.
   The settings layer derives its validation model by inspecting the signature
   (``typing.get_type_hints(cls.__init__)``), and ``repr``/``export_state`` read it too.
-  Invalid values raise ``ValueError`` naming the parameter (helpers :func:`check_int`,
-  :func:`check_float`, :func:`check_choice`).
+  Invalid values raise :class:`~driftwatch.core.config_error.ConfigError` (a ``ValueError``)
+  whose path is the parameter (helpers :func:`check_int`, :func:`check_float`,
+  :func:`check_choice`), so the settings report it at its key.
 - **Drift is reported for exactly one step.** The update that finds a change returns
   :attr:`DetectorState.DRIFT`; the next update first restarts the algorithm as it prescribes
   (a full reset for Page-Hinkley and DDM; ADWIN keeps its shrunk window) and then processes its
@@ -38,6 +39,8 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal, Self, TypeVar
+
+from driftwatch.core.config_error import ConfigError
 
 Direction = Literal["down", "up", "both"]
 """Which changes of the input's mean count as drift: decreases, increases, or either."""
@@ -239,15 +242,15 @@ def _check_input(x: object, input_range: tuple[float, float] | None) -> float:
 
 
 def check_int(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` as an int ≥ ``minimum``, or raise ``ValueError`` naming ``name``.
+    """Return ``value`` as an int ≥ ``minimum``, or raise :class:`ConfigError` at ``name``.
 
     Booleans and floats are refused, even integral ones: a parameter that counts inputs is an
     integer, and ``True`` is almost always a mistake.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+        raise ConfigError((name,), f"must be an integer ≥ {minimum}, got {value!r}")
     if value < minimum:
-        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+        raise ConfigError((name,), f"must be an integer ≥ {minimum}, got {value!r}")
     return int(value)
 
 
@@ -260,8 +263,8 @@ def check_float(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
-    """Return ``value`` as a finite float within the given bounds, or raise ``ValueError``
-    naming ``name``. Bounds are closed unless ``low_open``/``high_open``."""
+    """Return ``value`` as a finite float within the given bounds, or raise
+    :class:`ConfigError` at ``name``. Bounds are closed unless ``low_open``/``high_open``."""
     bad = isinstance(value, bool) or not isinstance(value, numbers.Real)
     number = math.nan if bad else float(value)  # type: ignore[arg-type]
     if not bad:
@@ -275,14 +278,14 @@ def check_float(
         right = ")" if high_open else "]"
         interval = f"{left}{'-∞' if low is None else f'{low:g}'}, "
         interval += f"{'∞' if high is None else f'{high:g}'}{right}"
-        raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}")
+        raise ConfigError((name,), f"must be a finite number in {interval}, got {value!r}")
     return number
 
 
 def check_choice(name: str, value: object, choices: Iterable[_T]) -> _T:
-    """Return ``value`` if it is one of ``choices``, or raise ``ValueError`` naming ``name``."""
+    """Return ``value`` if it is one of ``choices``, or raise :class:`ConfigError` at ``name``."""
     options = tuple(choices)
     for option in options:
         if type(value) is type(option) and value == option:
             return option
-    raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+    raise ConfigError((name,), f"must be one of {', '.join(map(repr, options))}, got {value!r}")

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.detectors.base import Detector, DetectorState, check_float, check_int
 
 _STABLE, _WARNING, _DRIFT = DetectorState.STABLE, DetectorState.WARNING, DetectorState.DRIFT
@@ -101,8 +102,9 @@ class DDM(Detector):
         self.warning_level = check_float("warning_level", warning_level, low=0.0, low_open=True)
         self.drift_level = check_float("drift_level", drift_level, low=0.0, low_open=True)
         if self.drift_level < self.warning_level:
-            raise ValueError(
-                f"drift_level must be ≥ warning_level ({self.warning_level!r}), got {drift_level!r}"
+            raise ConfigError(
+                ("drift_level",), f"must be ≥ warning_level ({self.warning_level!r}), got "
+                f"{drift_level!r}"
             )
         self.reset()
 

@@ -33,6 +33,7 @@ from importlib.metadata import EntryPoint, entry_points
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from driftwatch.core.config_error import ConfigError
 from driftwatch.core.detectors.adwin import ADWIN
 from driftwatch.core.detectors.base import Detector
 from driftwatch.core.detectors.cusum import Cusum
@@ -102,18 +103,31 @@ def get(name: str) -> type[Detector]:
 def create(name: str, **params: Any) -> Detector:
     """A new detector ``name`` built with ``params`` (defaults for the others).
 
-    Raises ``ValueError`` for an unknown or broken detector, a parameter it does not take
-    (naming it and listing those it does), or an invalid parameter value.
+    Raises :class:`~driftwatch.core.config_error.ConfigError` located as in a detector's
+    entry of the settings: at ``name`` for an unknown or broken detector, at
+    ``params.<key>`` for a parameter it does not take (listing those it does) or an invalid
+    value, at ``params`` when the detector refuses its parameters without saying which;
+    :class:`DetectorPluginError` when ``name`` is a broken plug-in.
     """
-    cls = get(name)
+    try:
+        cls = get(name)
+    except DetectorPluginError:
+        raise  # not a settings mistake: what is wrong with the installed plug-in
+    except ValueError as exc:
+        raise ConfigError(("name",), str(exc)) from exc
     accepted = cls.parameter_names()
     for key in params:
         if key not in accepted:
-            raise ValueError(
-                f"detector {name!r} has no parameter {key!r}; "
+            raise ConfigError(
+                ("params", key), f"detector {name!r} has no parameter {key!r}; "
                 f"parameters: {', '.join(accepted) or '(none)'}"
             )
-    return cls(**params)
+    try:
+        return cls(**params)
+    except ConfigError as exc:
+        raise exc.within("params") from exc
+    except (ValueError, TypeError) as exc:  # a plug-in's own check, not located
+        raise ConfigError(("params",), str(exc)) from exc
 
 
 # --------------------------------------------------------------------------------------------

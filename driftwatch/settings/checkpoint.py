@@ -1,0 +1,61 @@
+"""``checkpoint``: saving the monitors' state across restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from driftwatch.settings.common import _Section
+
+
+class CheckpointSettings(_Section):
+    """Monitor state saved to disk, so a restart does not blind the monitors for a window.
+
+    The checkpoint is the only resume point. It holds the monitors, the rejection counts and
+    the offsets they cover, written atomically; offsets are committed to the consumer group
+    right after each successful save, and exactly those, so a committed offset never passes
+    what the disk holds. A partition the checkpoint does not cover (a first start, a new
+    partition, one moved from another replica, or every partition when ``enabled`` is
+    false) is read from where ``kafka.auto_offset_reset`` says, never from the group's
+    commit: with the default (earliest) the monitors are rebuilt from the retained log.
+    A save that fails is retried with backoff (1 s doubling to 60 s), counted, makes
+    ``/readyz`` answer 503, and is never followed by a commit.
+
+    ``interval_seconds`` (5 s) was chosen by measurement (benchmarks/checkpoint.py, 2-core
+    machine): a save of 1 model (window 1000) takes about 16 ms (0.3 % of 5 s), of 100
+    models 0.3-0.4 s (under 8 %), of 1000 models 2-4 s (28 MB). After a crash everything
+    since the last save is read again: at most one interval of records, a few seconds of
+    catch-up, and no event is lost or counted twice. So that saving never takes more than a
+    tenth of the loop's time, the interval stretches to ten times the last save's duration
+    when that is longer (1000 models: every 20-40 s).
+    """
+
+    enabled: bool = Field(
+        default=True,
+        description=(
+            "Save and restore the monitors' state. When false nothing is saved, the agent "
+            "rebuilds its monitors from the log at every start (kafka.auto_offset_reset), "
+            "and commits processed offsets every interval_seconds only so that the group's "
+            "lag is visible to Kafka tools."
+        ),
+    )
+    directory: Path = Field(
+        default=Path("driftwatch-state"),
+        description=(
+            "Directory for the state files. Relative to the working directory by default, "
+            "so a local run works without privileges; in Kubernetes point it at a "
+            "persistent volume (the Helm chart does)."
+        ),
+    )
+    interval_seconds: float = Field(
+        default=5.0,
+        ge=1,
+        le=86_400,
+        description=(
+            "Save the state this often (and on shutdown), then commit the offsets it covers. "
+            "After a crash the records since the last save are read again (nothing is lost "
+            "or counted twice). Stretched to 10 x the last save's duration when that is "
+            "longer, so saves take at most a tenth of the time."
+        ),
+    )

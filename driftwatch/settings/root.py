@@ -1,0 +1,214 @@
+"""The root :class:`Settings`: every area composed, the sources ranked (arguments, then
+the environment, then the file), and the checks that span areas."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic import Field, model_validator
+from pydantic_core import InitErrorDetails
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from driftwatch.core.comparison.window import ComparisonConfig
+from driftwatch.io.decode import model_id_problem
+from driftwatch.settings.alerts import AlertsSettings
+from driftwatch.settings.checkpoint import CheckpointSettings
+from driftwatch.settings.common import ENV_NESTED_DELIMITER, ENV_PREFIX, _pick, _problem, _raise
+from driftwatch.settings.comparisons import ComparisonSettings
+from driftwatch.settings.events import EventsSettings
+from driftwatch.settings.join import JoinSettings
+from driftwatch.settings.kafka import KafkaSettings
+from driftwatch.settings.limits import LimitsSettings
+from driftwatch.settings.logs import LoggingSettings
+from driftwatch.settings.metrics import MetricsSettings, ReadinessSettings
+from driftwatch.settings.monitoring import MonitoringSettings
+
+_FILE_DATA: ContextVar[dict[str, Any] | None] = ContextVar("driftwatch_settings_file", default=None)
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    """The parsed settings file, ranked below the environment (see :func:`load_settings`)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return _FILE_DATA.get() or {}
+
+
+class Settings(BaseSettings):
+    """driftwatch's settings. Build with :func:`load_settings`; ``Settings()`` reads the
+    environment only."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        case_sensitive=False,
+        extra="forbid",
+        frozen=True,
+    )
+
+    kafka: KafkaSettings = Field(
+        default_factory=KafkaSettings, description="Kafka: brokers, topics, group, security."
+    )
+    events: EventsSettings = Field(
+        default_factory=EventsSettings, description="How record values become events."
+    )
+    monitoring: MonitoringSettings = Field(
+        default_factory=MonitoringSettings,
+        description="Windows, measures and detectors, by default and per model.",
+    )
+    alerts: AlertsSettings = Field(
+        default_factory=AlertsSettings,
+        description="Alert thresholds, by default and per model, exported as metrics.",
+    )
+    limits: LimitsSettings = Field(
+        default_factory=LimitsSettings, description="Bounds on models (and so on metrics)."
+    )
+    metrics: MetricsSettings = Field(
+        default_factory=MetricsSettings, description="The Prometheus endpoint."
+    )
+    checkpoint: CheckpointSettings = Field(
+        default_factory=CheckpointSettings, description="Saving monitor state across restarts."
+    )
+    readiness: ReadinessSettings = Field(
+        default_factory=ReadinessSettings,
+        description="When /readyz reports a broker outage, and its recovery.",
+    )
+    logging: LoggingSettings = Field(
+        default_factory=LoggingSettings, description="Log level and format."
+    )
+    comparisons: list[ComparisonSettings] = Field(
+        default_factory=list,
+        max_length=100,
+        description=(
+            "Champion/challenger comparisons: models whose records carry a second model's "
+            "score, compared over the same events."
+        ),
+    )
+
+    join: JoinSettings = Field(
+        default_factory=JoinSettings,
+        description="Predictions and labels as separate records, joined by event id.",
+    )
+
+    def comparison_configs(self) -> list[ComparisonConfig]:
+        """Each comparison with the model's window size and thresholds filled in."""
+        configs = []
+        for comparison in self.comparisons:
+            monitor = self.monitoring.monitor_config(comparison.model)
+            window = _pick(comparison.window_size, monitor.window_size)
+            configs.append(ComparisonConfig(
+                name=comparison.name,
+                model=comparison.model,
+                challenger_score_field=comparison.challenger_score_field,
+                challenger_prediction_field=comparison.challenger_prediction_field,
+                window_size=window,
+                threshold=monitor.threshold,
+                challenger_threshold=_pick(comparison.challenger_threshold, monitor.threshold),
+                block_size=_pick(comparison.block_size, window),
+                blocks=comparison.blocks,
+            ))
+        return configs
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Environment above the file, so a deployment overrides one value of a shared file.
+        return init_settings, env_settings, _FileSource(settings_cls)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_environment_sections(cls, data: Any) -> Any:
+        """Refuse ``DRIFTWATCH_<SECTION>__...`` variables whose section does not exist.
+
+        pydantic-settings ignores them, so ``DRIFTWATCH_METRIC__PORT=9200`` (a typo) would
+        leave the port at its default without a word. Only names with the ``__`` separator
+        are settings: ``DRIFTWATCH_CONFIG`` (the file) and other single-word names
+        (``DRIFTWATCH_REQUIRE_TOOLS``, used by the test suite) are not this model's.
+        """
+        problems: list[InitErrorDetails] = []
+        sections = list(cls.model_fields)
+        for name in sorted(os.environ):
+            if not name.upper().startswith(ENV_PREFIX):
+                continue
+            section, separator, _ = name[len(ENV_PREFIX):].partition(ENV_NESTED_DELIMITER)
+            if not separator or section.lower() in sections:
+                continue
+            close = difflib.get_close_matches(section.lower(), sections, n=1)
+            hint = f"; did you mean {close[0]}?" if close else f"; sections: {', '.join(sections)}"
+            problems.append(_problem(
+                (), f"environment variable {name}: unknown settings section "
+                f"{section.lower()!r}{hint}",
+            ))
+        _raise(cls.__name__, problems)
+        return data
+
+    @model_validator(mode="after")
+    def _across_sections(self) -> Settings:
+        problems: list[InitErrorDetails] = []
+        # Per-model overrides (monitoring.models, alerts.models) must name a model that can
+        # occur: a valid model id and, with a constant model source, that constant.
+        for section, models in (("monitoring", self.monitoring.models),
+                                ("alerts", self.alerts.models)):
+            for model in models:
+                problem = model_id_problem(model, self.events.max_model_id_length)
+                if problem is not None:
+                    problems.append(_problem(
+                        (section, "models", model),
+                        f"never applies: not a valid model id: {problem} ("
+                        f"events.max_model_id_length={self.events.max_model_id_length})",
+                    ))
+                elif self.events.model_source == "constant" \
+                        and model != self.events.model_constant:
+                    problems.append(_problem(
+                        (section, "models", model),
+                        f"never applies: events.model_source is constant, so every event "
+                        f"belongs to model {self.events.model_constant!r}",
+                    ))
+        names: set[str] = set()
+        for i, comparison in enumerate(self.comparisons):
+            if comparison.name in names:
+                problems.append(_problem(("comparisons", i, "name"),
+                                         f"{comparison.name!r} names two comparisons"))
+            names.add(comparison.name)
+            problem = model_id_problem(comparison.model, self.events.max_model_id_length)
+            if problem is not None:
+                problems.append(_problem(("comparisons", i, "model"),
+                                         f"never applies: not a valid model id: {problem}"))
+            if comparison.challenger_score_field == self.events.score_field:
+                problems.append(_problem(
+                    ("comparisons", i, "challenger_score_field"),
+                    f"is events.score_field ({self.events.score_field!r}), the champion's "
+                    f"score: name the field holding the challenger's",
+                ))
+        if len(self.monitoring.models) > self.limits.max_models:
+            problems.append(_problem(
+                ("monitoring", "models"),
+                f"{len(self.monitoring.models)} models have overrides but limits.max_models is "
+                f"{self.limits.max_models}",
+            ))
+        _raise(type(self).__name__, problems)
+        return self
+
+    @model_validator(mode="after")
+    def _join_topics_consumed(self) -> Settings:
+        problems: list[InitErrorDetails] = []
+        topics = self.kafka.topics
+        if self.join.enabled and topics is not None:
+            for key in ("predictions_topic", "labels_topic"):
+                topic = getattr(self.join, key)
+                if topic is not None and topic not in topics:
+                    problems.append(_problem(("join", key), f"{topic!r} is not in kafka.topics, "
+                                                            "so it would never be read", topic))
+        _raise(type(self).__name__, problems)
+        return self
