@@ -163,7 +163,6 @@ would separate a derivation from its code. Their docstrings cite the source."""
 
 PENDING_SPLIT = {
     # Reworked by other branches at the time of the module moves; split once they are merged.
-    "driftwatch.settings": "being split into a settings/ package, one module per area",
     "driftwatch.agent": "being reworked around one processing step shared with replay",
     "driftwatch.core.monitor": "being changed for the measure registry and the structured "
     "configuration errors",
