@@ -15,7 +15,7 @@ import sys
 
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
               "hostile", "replay", "checkpoint", "kills", "comparison",
-              "score_drift")
+              "score_drift", "state_topic", "handover")
 
 
 def _machine() -> str:

@@ -68,7 +68,7 @@ def through_agent(bootstrap: str, count: int, group: str) -> float:
             kafka={"bootstrap_servers": [bootstrap], "topics": [TOPIC], "group_id": group,
                    "poll_timeout_ms": 200, **GROUP_TIMING},
             metrics={"host": "127.0.0.1", "port": 0},
-            checkpoint={"directory": state},
+            checkpoint={"backend": "file", "directory": state},
             logging={"level": "WARNING"},
         )
         agent = Agent(settings)

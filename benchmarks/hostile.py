@@ -128,7 +128,8 @@ def fuzz(count: int, seed: int = 9) -> None:
     rng = random.Random(seed)
     logging.getLogger("driftwatch").setLevel(logging.ERROR)  # rejections log by design
     with tempfile.TemporaryDirectory() as directory:
-        agent = Agent(Settings(checkpoint={"directory": directory}, limits={"max_models": 5}),
+        agent = Agent(Settings(checkpoint={"backend": "file", "directory": directory},
+                               limits={"max_models": 5}),
                       snapshot_interval_s=0.0)
         registry = CollectorRegistry()
         registry.register(SnapshotCollector(lambda: agent.snapshot))

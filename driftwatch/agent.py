@@ -21,6 +21,15 @@ Lifecycle and failure behaviour:
   it covers, so a committed offset never passes what the disk holds (a crash between the
   save and the commit only leaves the commit behind). After a kill the records since the
   last save are read again into monitors that have not seen them.
+- **State topic and handover** (``checkpoint.backend`` kafka, the default with Kafka): the
+  same promise across replicas. Saves go to a compacted Kafka topic, one record per model
+  under the input partition its events come from
+  (:class:`~driftwatch.io.state_topic.StateTopicStore`); on assignment the agent restores
+  the new partitions' models from it and resumes each partition where its records say
+  (each model skipping the records its state already holds, so a save cut short by a crash
+  is still exact); on revocation it saves first (not when evicted: another member may own
+  the partitions already) and drops those models from its monitors and ``/metrics`` at
+  once, so no frozen series remain.
 - **A failing save** is retried with backoff, counted, makes ``/readyz`` answer 503, and is
   never followed by a commit; if the final save at a stop fails, :meth:`Agent.run` raises
   :class:`~driftwatch.io.checkpoint.CheckpointSaveError` after closing everything, having
@@ -55,7 +64,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from typing import Any
 
@@ -90,9 +99,11 @@ from driftwatch.io.decode import (
     decode_joinable,
 )
 from driftwatch.io.join_metrics import JoinCollector
+from driftwatch.io.partition_states import PartitionStates
 from driftwatch.io.producers import AlarmPublisher, DeadLetter
 from driftwatch.io.server import MetricsServer
 from driftwatch.io.source import KafkaSource, Record, TopicPartition
+from driftwatch.io.state_topic import StateSaveError, StateTopicStore
 from driftwatch.settings import Settings
 
 log = logging.getLogger("driftwatch.agent")
@@ -157,6 +168,15 @@ class Monitors:
                     for model, state in states.items()}
         self._monitors.update(restored)
 
+    def __contains__(self, model: object) -> bool:
+        return model in self._monitors
+
+    def drop(self, models: Iterable[str]) -> None:
+        """Forget ``models`` (their partitions moved to another replica)."""
+        for model in models:
+            self._monitors.pop(model, None)
+            self._snapshots.pop(model, None)
+
 
 class Checkpointer:
     """When and how the agent saves its checkpoint, and what the last durable one covers.
@@ -180,7 +200,7 @@ class Checkpointer:
     MAX_SAVE_SHARE = 0.1
     """Most of the loop's time spent saving; see the class docstring."""
 
-    def __init__(self, store: CheckpointStore | None, interval_s: float,
+    def __init__(self, store: CheckpointStore | StateTopicStore | None, interval_s: float,
                  clock: Callable[[], float] = time.monotonic, *,
                  retry_initial_s: float = 1.0, retry_max_s: float = 60.0,
                  wall_clock: Callable[[], float] = time.time) -> None:
@@ -259,7 +279,7 @@ class Checkpointer:
         incompatible checkpoint, or one whose payload is not what the agent writes: the
         agent refuses to start rather than half-load it.
         """
-        if self.store is None:
+        if not isinstance(self.store, CheckpointStore):  # the state topic restores per partition
             return {}, {}, {}, {}
         checkpoint = self.store.read()
         if checkpoint is None:
@@ -384,8 +404,19 @@ class Agent:
         self.monitors = Monitors(settings.monitoring.monitor_config, settings.limits.max_models)
         self.comparisons = Comparisons(settings.comparison_configs(), self._format)
         self._comparison_snapshots: tuple[ComparisonSnapshot, ...] = ()
-        store = CheckpointStore(settings.checkpoint.directory) if settings.checkpoint.enabled \
-            else None
+        # The state topic (the default with Kafka) or the file; see CheckpointSettings.
+        store: CheckpointStore | StateTopicStore | None = None
+        self.partitioned: PartitionStates | None = None
+        if settings.checkpoint.enabled and settings.checkpoint_backend() == "kafka":
+            store = StateTopicStore(
+                producer_config(settings.kafka.consumer_config()), settings.state_topic(),
+                partitions=settings.checkpoint.topic_partitions,
+                replication_factor=settings.checkpoint.topic_replication_factor,
+                max_record_bytes=settings.checkpoint.max_record_bytes,
+                request_timeout_s=settings.kafka.request_timeout_seconds)
+            self.partitioned = PartitionStates()
+        elif settings.checkpoint.enabled:
+            store = CheckpointStore(settings.checkpoint.directory)
         self.checkpointer = Checkpointer(store, settings.checkpoint.interval_seconds, clock,
                                          wall_clock=wall_clock)
         readiness = settings.readiness
@@ -465,7 +496,10 @@ class Agent:
         result = self._decode(record)
         if isinstance(result, Decoded):
             monitor = self.monitors.get(result.model)
-            if monitor is not None:
+            if monitor is not None and self.partitioned is not None \
+                    and not self.partitioned.take(result.model, tp, record.offset):
+                pass  # a replay after a restore: the model's saved state holds this event
+            elif monitor is not None:
                 for alarm in monitor.update(result.event):
                     self.alarms.emit(alarm)
                     if self.on_alarm is not None:
@@ -521,6 +555,8 @@ class Agent:
     # -- parts ------------------------------------------------------------------------------
 
     def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
+        if self.partitioned is not None:
+            return self.partitioned.payload(self.monitors.export_state(), offsets)
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self._rejected),
@@ -615,6 +651,13 @@ class Agent:
 
     def _start(self, resources: ExitStack) -> KafkaSource:
         self.restore()
+        store = self.checkpointer.store
+        if isinstance(store, StateTopicStore):  # closed after the source, whose revoke saves
+            resources.callback(store.close)
+            try:
+                store.ensure_topic()
+            except StateSaveError as error:
+                log.warning("%s; trying again at the first save", error)
         kafka = self.settings.kafka
         consumer_config = kafka.consumer_config()
         producer_options = producer_config(consumer_config)
@@ -639,6 +682,7 @@ class Agent:
             topics=kafka.topics or (),
             pattern=kafka.topic_pattern,
             on_assigned=self._on_assigned,
+            on_revoked=self._on_revoked if self.partitioned is not None else None,
             ignore_committed=True,
             poll_timeout_s=kafka.poll_timeout_ms / 1000,
             backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
@@ -665,6 +709,8 @@ class Agent:
 
     def _on_assigned(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
         # Runs on kafka-python's IO thread while the loop is blocked in poll: a plain read.
+        if self.partitioned is not None:
+            self._restore_partitions(partitions)
         known = {tp: self._positions[tp] for tp in partitions if tp in self._positions}
         unknown = sorted(partitions - known.keys())
         if unknown:
@@ -678,6 +724,72 @@ class Agent:
                     where, reset)
         return known
 
+    def _restore_partitions(self, partitions: set[TopicPartition]) -> None:
+        """Restore newly assigned partitions' models from the state topic (on kafka-python's
+        IO thread, while the loop waits in poll; a rebalance waits for it, so it is timed).
+
+        Raises :class:`~driftwatch.io.checkpoint.CheckpointError` (re-raised from poll) when
+        the topic cannot be read or holds a state that cannot be restored.
+        """
+        assert isinstance(self.checkpointer.store, StateTopicStore)
+        assert self.partitioned is not None
+        started = self._clock()
+        restored = self.checkpointer.store.load(partitions)
+        states = {model: state for model, state in restored.monitors.items()
+                  if model not in self.monitors}
+        clashes = restored.monitors.keys() - states.keys()
+        try:
+            self.monitors.restore(states)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                OverflowError) as error:
+            raise CheckpointError(f"a monitor state in the state topic: "
+                                  f"{type(error).__name__}: {error}") from error
+        self.partitioned.restored(restored)
+        self.partitioned.split |= clashes
+        for counts in restored.rejected.values():
+            for reason, count in counts.items():
+                self._rejected[reason] = self._rejected.get(reason, 0) + count
+        self._positions.update({TopicPartition(*tp): o for tp, o in restored.offsets.items()})
+        self._restored = self._restored or bool(restored.offsets)
+        took = self._clock() - started
+        log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",
+                 len(states), len(restored.offsets), self.checkpointer.store.topic, took)
+        kafka = self.settings.kafka
+        bound_s = min(kafka.session_timeout_ms, kafka.max_poll_interval_ms) / 1000
+        if took > bound_s / 2:
+            log.warning("restoring took %.1f s, more than half of kafka.session_timeout_ms / "
+                        "kafka.max_poll_interval_ms (%.1f s): the rebalance waits for it, and "
+                        "past them the group evicts this member; raise both", took, bound_s)
+        if restored.split or clashes:
+            log.warning("%d model(s) also have events on partitions of other replicas and "
+                        "cannot be handed over exactly: %s", len(restored.split | clashes),
+                        ", ".join(sorted(restored.split | clashes)[:10]))
+        self._publish_snapshot(force=True)
+
+    def _on_revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
+        """Save (unless ``lost``: another member may own them already) and forget the
+        partitions' models at once, so no frozen series stay on ``/metrics``. On
+        kafka-python's IO thread, while the loop waits in poll; nothing is committed here
+        (the consumer cannot commit from its IO thread; the state topic is the resume
+        point anyway)."""
+        assert self.partitioned is not None
+        if not lost and self._positions != self.checkpointer.durable:  # else saved already
+            offsets = dict(self._positions)
+            timeout_s = self.settings.kafka.request_timeout_seconds
+            flushed = self.dead_letter is None or self.dead_letter.flush(timeout_s)
+            if flushed and self.checkpointer.save(lambda: self._payload(offsets), offsets):
+                log.info("saved the state of %d revoked partition(s)", len(partitions))
+        gone, rejected = self.partitioned.drop(partitions)
+        self.monitors.drop(gone)
+        for tp in partitions:
+            self._positions.pop(tp, None)
+            self._last_timestamp_ms.pop(tp, None)
+        for reason, count in rejected.items():
+            self._rejected[reason] = self._rejected.get(reason, 0) - count
+        log.info("dropped %d model(s) of %d %s partition(s)", len(gone), len(partitions),
+                 "lost" if lost else "revoked")
+        self._publish_snapshot(force=True)
+
     def _offset_reset(self, record: Record, expected: int) -> None:
         key = (record.topic, record.partition, BEYOND_LOG_END)
         self._offset_resets[key] = self._offset_resets.get(key, 0) + 1
@@ -687,6 +799,9 @@ class Agent:
                   record.topic, record.partition, expected, record.offset)
 
     def _reject(self, record: Record, rejected: Rejected) -> None:
+        if self.partitioned is not None and not self.partitioned.reject(
+                record.topic_partition, record.offset, rejected.reason):
+            return  # a replay after a restore: counted (and dead-lettered) before the save
         self._rejected[rejected.reason] = self._rejected.get(rejected.reason, 0) + 1
         now = self._clock()
         if now - self._rejection_logged.get(rejected.reason, -float("inf")) \
@@ -749,6 +864,8 @@ class Agent:
             broker_reconnects=source.reconnects if source is not None else 0,
             offset_resets=self._offset_resets,
             batch_seconds=self._batch_seconds.value(),
+            state_split_models=None if self.partitioned is None else len(
+                self.partitioned.split),
         )
         self._snapshot = AgentSnapshot(
             monitors=monitors,

@@ -32,7 +32,7 @@ from driftwatch.settings import Settings
 
 
 def settings(directory: Path) -> Settings:
-    return Settings(checkpoint={"directory": str(directory)})
+    return Settings(checkpoint={"backend": "file", "directory": str(directory)})
 
 
 def saved_monitor(model: str) -> dict:
@@ -133,7 +133,8 @@ def event(offset: int, model: str = "m", partition: int = 0, value: bytes | None
 
 
 def make_agent(directory: Path, clock: Clock, **checkpoint: Any) -> tuple[Agent, Source]:
-    agent = Agent(Settings(checkpoint={"directory": str(directory), **checkpoint}), clock=clock)
+    agent = Agent(Settings(checkpoint={"backend": "file", "directory": str(directory),
+                                       **checkpoint}), clock=clock)
     source = Source()
     agent.source = source  # type: ignore[assignment]
     return agent, source
@@ -371,7 +372,7 @@ def test_run_refuses_a_malformed_checkpoint_with_exit_3_and_no_traceback(
     state = tmp_path / "state"
     CheckpointStore(state).save(payload)
     before = (state / FILENAME).read_bytes()
-    code, stderr = run_cli(tmp_path, {"directory": str(state)})
+    code, stderr = run_cli(tmp_path, {"backend": "file", "directory": str(state)})
     assert code == EXIT_CHECKPOINT, stderr
     assert "cannot restore the checkpoint" in stderr and str(state / FILENAME) in stderr
     assert "Traceback" not in stderr
@@ -383,7 +384,7 @@ def test_run_refuses_an_unwritable_checkpoint_directory_like_a_bad_setting(
 ) -> None:
     afile = tmp_path / "state"
     afile.write_text("")
-    code, stderr = run_cli(tmp_path, {"directory": str(afile)})
+    code, stderr = run_cli(tmp_path, {"backend": "file", "directory": str(afile)})
     assert code == EXIT_INVALID
     assert stderr.startswith("checkpoint.directory (DRIFTWATCH_CHECKPOINT__DIRECTORY): ")
     assert str(afile) in stderr and "Traceback" not in stderr

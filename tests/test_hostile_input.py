@@ -67,7 +67,7 @@ class Harness:
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harness]:
     directory = tmp_path_factory.mktemp("checkpoint")
-    agent = Agent(Settings(checkpoint={"directory": str(directory)},
+    agent = Agent(Settings(checkpoint={"backend": "file", "directory": str(directory)},
                            limits={"max_models": 4}),  # some models beyond: too_many_models
                   snapshot_interval_s=0.0)
     registry = CollectorRegistry()

@@ -33,6 +33,7 @@ Metrics (label sets in braces)::
     driftwatch_checkpoint_save_failures_total                   counter
     driftwatch_checkpoint_last_success_timestamp_seconds        gauge   Unix time
     driftwatch_checkpoint_save_duration_seconds                 gauge   the last save's
+    driftwatch_state_split_models                               gauge   state topic only
     driftwatch_commits_total                                    counter
     driftwatch_commit_failures_total                            counter
     driftwatch_dead_letter_failures_total                       counter
@@ -214,6 +215,8 @@ class Operations:
             position jumped back, because the log no longer reached the checkpoint's offset
             (``beyond_log_end``: the topic was recreated or truncated).
         batch_seconds: processing time of each polled batch (decode, monitors, alarms).
+        state_split_models: models whose events come from more than one input partition,
+            so that the state topic cannot hand them over exactly (None: file checkpoint).
     """
 
     consumer_group: str = ""
@@ -230,6 +233,7 @@ class Operations:
     broker_reconnects: int = 0
     offset_resets: Mapping[tuple[str, int, str], int] = field(default_factory=_empty_mapping)
     batch_seconds: Histogram = field(default_factory=lambda: LatencyHistogram().value())
+    state_split_models: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lag_seconds", MappingProxyType(dict(self.lag_seconds)))
@@ -457,6 +461,12 @@ class _Families:
             "driftwatch_batch_processing_seconds",
             "Time to process one polled batch (decode, monitors, alarms), seconds.",
         )
+        self.split_models = GaugeMetricFamily(
+            "driftwatch_state_split_models",
+            "Models whose events arrive on more than one input partition: the state topic "
+            "cannot hand them over exactly between replicas (key records by model). Only "
+            "with checkpoint.backend kafka.",
+        )
         self.start_time = GaugeMetricFamily(
             "driftwatch_start_time_seconds",
             "When the agent started, Unix seconds.",
@@ -484,7 +494,7 @@ class _Families:
             self.lag_seconds, self.ready, self.not_ready, self.saves, self.save_failures,
             self.last_save, self.save_seconds, self.commits, self.commit_failures,
             self.dead_letter_failures, self.alarm_failures, self.reconnects, self.offset_resets,
-            self.batch_seconds, self.start_time, self.build, self.dropped,
+            self.batch_seconds, self.split_models, self.start_time, self.build, self.dropped,
         ]
 
     def fill(self, agent: AgentSnapshot,
@@ -531,6 +541,8 @@ class _Families:
         self.batch_seconds.add_metric(
             [], [(_bound(bound), count) for bound, count in ops.batch_seconds.buckets],
             ops.batch_seconds.sum)
+        if ops.state_split_models is not None:
+            self.split_models.add_metric([], ops.state_split_models)
         self.start_time.add_metric([], agent.started_time)
         self.build.add_metric([], {"version": __version__})
 

@@ -77,6 +77,11 @@ OnAssigned = Callable[[set[TopicPartition]], Mapping[TopicPartition, int] | None
 partitions; the offsets it returns (the next offset to read, e.g. from a checkpoint) are seeked
 to, and the other partitions resume from the group's committed offsets."""
 
+OnRevoked = Callable[[set[TopicPartition], bool], None]
+"""``on_revoked(partitions, lost)``: called with partitions leaving this member, before they
+are dropped; ``lost`` is True when the member was evicted (another member may own them
+already, so nothing should be written for them)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -146,6 +151,8 @@ class KafkaSource:
         topics: topics to subscribe to; exactly one of ``topics`` and ``pattern``.
         pattern: regular expression of topics to subscribe to.
         on_assigned: see :data:`OnAssigned`.
+        on_revoked: see :data:`OnRevoked`; like ``on_assigned`` it runs on kafka-python's IO
+            thread, and an exception it raises is re-raised from :meth:`poll`.
         ignore_committed: start partitions ``on_assigned`` gives no offset for at
             ``auto_offset_reset``, not at the group's committed offset (see Lifecycle).
         poll_timeout_s: longest wait for records in one :meth:`poll`. It bounds how late the
@@ -187,6 +194,7 @@ class KafkaSource:
         topics: Sequence[str] = (),
         pattern: str | None = None,
         on_assigned: OnAssigned | None = None,
+        on_revoked: OnRevoked | None = None,
         ignore_committed: bool = False,
         poll_timeout_s: float = 1.0,
         max_records: int | None = None,
@@ -226,6 +234,7 @@ class KafkaSource:
         self.topics = tuple(topics)
         self.pattern = pattern
         self.on_assigned = on_assigned
+        self.on_revoked = on_revoked
         self.ignore_committed = ignore_committed
         self.poll_timeout_s = poll_timeout_s
         self.max_records = max_records
@@ -528,11 +537,19 @@ class KafkaSource:
         # the caller already committed everything its durable state covers.
         partitions = {TopicPartition(tp.topic, tp.partition) for tp in revoked}
         log.info("partitions revoked: %s", sorted(partitions))
-        self._drop(partitions)
+        self._revoke(partitions, lost=False)
 
     def _on_lost(self, lost: Iterable[Any]) -> None:
         partitions = {TopicPartition(tp.topic, tp.partition) for tp in lost}
         log.warning("partitions lost without commit (member evicted): %s", sorted(partitions))
+        self._revoke(partitions, lost=True)
+
+    def _revoke(self, partitions: set[TopicPartition], *, lost: bool) -> None:
+        if self.on_revoked is not None and partitions:
+            try:
+                self.on_revoked(set(partitions), lost)
+            except Exception as exc:
+                self._hook_error = exc
         self._drop(partitions)
 
     def _drop(self, partitions: set[TopicPartition]) -> None:

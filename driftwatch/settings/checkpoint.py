@@ -1,16 +1,28 @@
-"""``checkpoint``: saving the monitors' state across restarts."""
+"""``checkpoint``: saving the monitors' state across restarts, rollouts and rebalances."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
-from driftwatch.settings.common import _Section
+from driftwatch.settings.common import Name, _Section
 
 
 class CheckpointSettings(_Section):
-    """Monitor state saved to disk, so a restart does not blind the monitors for a window.
+    """Monitor state saved to a compacted Kafka topic (or a file), so that a restart, a
+    rollout or a rebalance does not blind the monitors for a window.
+
+    With ``backend: kafka`` (what ``auto`` picks, unless ``join`` or ``comparisons`` are
+    set) the state lives where the input lives: one record per model, keyed by the input
+    partition its events come from, in the compacted topic ``topic`` (default
+    ``<kafka.group_id>-state``, created with ``cleanup.policy=compact`` when missing). The
+    replica that is assigned an input partition restores that partition's models from the
+    topic and resumes at the offset they cover; a replica that loses a partition saves it
+    first (when it can) and stops exporting its models at once. No disk is needed, so Pods
+    need neither a PersistentVolume nor the Recreate strategy. ``backend: file`` keeps the
+    state in ``directory`` (one replica per directory), as ``replay`` does.
 
     The checkpoint is the only resume point. It holds the monitors, the rejection counts and
     the offsets they cover, written atomically; offsets are committed to the consumer group
@@ -31,6 +43,52 @@ class CheckpointSettings(_Section):
     when that is longer (1000 models: every 20-40 s).
     """
 
+    backend: Literal["auto", "kafka", "file"] = Field(
+        default="auto",
+        description=(
+            "Where the state is saved. kafka: the compacted topic checkpoint.topic, restored "
+            "per input partition by whichever replica owns it (replicas hand over without "
+            "losing a window). file: checkpoint.directory, one replica per directory. auto: "
+            "kafka, or file when join or comparisons are set (their state spans partitions "
+            "and is not handed over)."
+        ),
+    )
+    topic: Name | None = Field(
+        default=None,
+        description=(
+            "The state topic (backend kafka); default <kafka.group_id>-state. Created with "
+            "cleanup.policy=compact when missing; when it exists it must be compacted (a "
+            "delete policy would drop the state of models that are quiet for retention.ms)."
+        ),
+    )
+    topic_partitions: int = Field(
+        default=1,
+        ge=1,
+        le=10_000,
+        description=(
+            "Partitions of the state topic when the agent creates it. A restore reads all of "
+            "them; more partitions spread the state over more brokers."
+        ),
+    )
+    topic_replication_factor: int = Field(
+        default=-1,
+        ge=-1,
+        le=100,
+        description=(
+            "Replication factor of the state topic when the agent creates it; -1 takes the "
+            "broker's default.replication.factor (use 3 in production clusters)."
+        ),
+    )
+    max_record_bytes: int = Field(
+        default=512 * 1024,
+        ge=1024,
+        le=100 * 1024 * 1024,
+        description=(
+            "Largest record written to the state topic; a model whose state is bigger is "
+            "split into chunks of this size (a model of window 1000 takes about 30 kB). Keep "
+            "it below the broker's message.max.bytes (1 MiB by default)."
+        ),
+    )
     enabled: bool = Field(
         default=True,
         description=(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 from pydantic_core import InitErrorDetails
@@ -94,6 +94,18 @@ class Settings(BaseSettings):
         default_factory=JoinSettings,
         description="Predictions and labels as separate records, joined by event id.",
     )
+
+    def checkpoint_backend(self) -> Literal["kafka", "file"]:
+        """``checkpoint.backend`` with ``auto`` resolved: kafka unless join or comparisons
+        are set (their state spans input partitions, so it cannot be handed over)."""
+        backend = self.checkpoint.backend
+        if backend == "auto":
+            return "file" if self.join.enabled or self.comparisons else "kafka"
+        return backend
+
+    def state_topic(self) -> str:
+        """The state topic: ``checkpoint.topic``, or ``<kafka.group_id>-state``."""
+        return self.checkpoint.topic or f"{self.kafka.group_id}-state"
 
     def comparison_configs(self) -> list[ComparisonConfig]:
         """Each comparison with the model's window size and thresholds filled in."""
@@ -191,6 +203,13 @@ class Settings(BaseSettings):
                     f"is events.score_field ({self.events.score_field!r}), the champion's "
                     f"score: name the field holding the challenger's",
                 ))
+        if self.checkpoint.backend == "kafka":
+            for key, value in (("join", self.join.enabled), ("comparisons", self.comparisons)):
+                if value:
+                    problems.append(_problem(
+                        ("checkpoint", "backend"),
+                        f"kafka cannot save the state of {key}, which spans input partitions: "
+                        "use file (or auto, which picks it)", "kafka"))
         if len(self.monitoring.models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),

@@ -183,7 +183,7 @@ class KillRun:
                                   overrides={"monitoring": MONITORING,
                                              "kafka": {"session_timeout_ms": 3000}})
         # The default checkpoint settings: only the directory is the test's.
-        settings["checkpoint"] = {"directory": str(self.state_dir)}
+        settings["checkpoint"] = {"backend": "file", "directory": str(self.state_dir)}
         self.settings = settings
         self.agent = AgentProcess(settings, directory, "killed")
         self.report = KillReport(expected=len(self.values) - self._invalid())

@@ -281,7 +281,8 @@ def agent_settings(
             "reconnect_backoff_max_seconds": 1.0,
         },
         "metrics": {"host": HOST, "port": port},
-        "checkpoint": {"directory": str(checkpoint_dir), "interval_seconds": 1},
+        "checkpoint": {"backend": "file", "directory": str(checkpoint_dir),
+                       "interval_seconds": 1},
         "logging": {"level": "INFO", "format": "text"},
     }
     return deep_merge(base, overrides or {})

@@ -135,6 +135,7 @@ EXPECTED_FAMILIES = {
     "driftwatch_broker_reconnects_total": ("counter", set()),
     "driftwatch_offset_resets_total": ("counter", {"topic", "partition", "reason"}),
     "driftwatch_batch_processing_seconds": ("histogram", set()),
+    "driftwatch_state_split_models": ("gauge", set()),
     "driftwatch_start_time_seconds": ("gauge", set()),
     "driftwatch_build_info": ("gauge", {"version"}),
     "driftwatch_scrape_dropped_series_total": ("counter", set()),

@@ -1,0 +1,93 @@
+"""Replicas handing over through the state topic, killed again and again: nothing lost.
+
+The long version of tests/integration/test_handover.py: two ``driftwatch run`` processes in
+one group over a four-partition topic (eight models, each keyed to one partition) with the
+default backend (the Kafka state topic); while the stream is produced, one agent at a time
+is SIGKILLed at a random moment and restarted at once, so its partitions move to the other
+agent after the session timeout and part of them come back when it rejoins. At the end the
+union of both agents' ``/metrics`` must equal one uninterrupted agent's (the pure monitors fed
+every record once). Printed: kills, events, the state samples that differ (0 expected),
+whether the union equals the reference, minutes.
+
+``python -m benchmarks handover`` (8 kills, a few minutes, mostly waiting for rebalances;
+``--quick``: 3); ``python -m benchmarks.handover --kills 20`` for more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from tests.broker import TansuBroker, free_port
+from tests.integration.helpers import AgentProcess, agent_settings, create_topics
+from tests.integration.test_handover import (
+    KAFKA,
+    PARTITIONS,
+    TOPIC,
+    assert_union_is_reference,
+    keyed_stream,
+    produce,
+)
+
+SESSION = {"session_timeout_ms": 6000, "max_poll_interval_ms": 5000}
+
+
+def run(kills: int, seed: int = 7) -> None:
+    started = time.monotonic()
+    rng = random.Random(seed)
+    records = keyed_stream(seed, 250 * kills)
+    with tempfile.TemporaryDirectory() as directory, TansuBroker() as broker:
+        create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
+        overrides = KAFKA | {"kafka": {"topics": [TOPIC], **SESSION}}
+        agents = [AgentProcess(agent_settings(broker.bootstrap, port=free_port(),
+                                              group="handover",
+                                              checkpoint_dir=Path(directory) / name,
+                                              overrides=overrides), Path(directory), name)
+                  for name in ("a", "b")]
+        for agent in agents:
+            agent.start().wait_ready()
+        producing = threading.Thread(target=produce,
+                                     args=(broker.bootstrap, records, 12.0 * kills))
+        producing.start()
+        done = 0
+        try:
+            for _ in range(kills):
+                time.sleep(rng.uniform(4.0, 14.0))
+                victim = rng.choice(agents)
+                victim.wait_ready(60.0)  # Tansu may keep a group stuck if a join is killed
+                victim.stop(signal.SIGKILL)
+                done += 1
+                victim.start()
+            producing.join(timeout=600)
+            try:
+                assert_union_is_reference(agents, records)
+                equal = "yes"
+            except AssertionError as error:
+                equal = f"NO: {str(error)[:300]}"
+        finally:
+            for agent in agents:
+                if agent.running:
+                    agent.stop()
+                agent.kill()
+    events = sum(1 for _, value in records if b'"high"' not in value)
+    print("| SIGKILLs (one of two agents) | events | union of /metrics = one uninterrupted "
+          "agent | minutes |")
+    print("|---|---|---|---|")
+    print(f"| {done} | {events} | {equal} | {(time.monotonic() - started) / 60:.1f} |")
+
+
+def main(quick: bool = False) -> None:
+    run(3 if quick else 8)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.handover", description=__doc__)
+    parser.add_argument("--kills", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    run(args.kills, args.seed)

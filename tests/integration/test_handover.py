@@ -1,0 +1,190 @@
+"""Replicas that hand over through the state topic (checkpoint.backend kafka), on a real broker.
+
+Real ``driftwatch run`` processes in one consumer group over a four-partition topic; eight
+models, each keyed to one partition (as a producer keying by model gets). The promise: the
+union of the agents' final ``/metrics`` (each model on exactly one agent; rejection counts
+summed) equals what one agent that never stopped shows, the pure monitors fed every record
+once. Checked after a restart with an empty disk, after a SIGKILL of one of two agents, and
+across a scale from one agent to three and back to one.
+
+The longer versions (more kills, more data) are in ``benchmarks/state_topic.py``.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from kafka import KafkaProducer
+
+from driftwatch.settings import Settings
+from driftwatch.simulate import generate
+from tests.broker import TansuBroker
+from tests.integration.crashes import reference
+from tests.integration.helpers import (
+    JOIN_S,
+    AgentProcess,
+    Labels,
+    Metrics,
+    StartAgent,
+    create_topics,
+    event_json,
+    wait_for,
+)
+
+TOPIC = "events"
+PARTITIONS = 4
+MODELS = [f"model-{i}" for i in range(8)]
+MONITORING = {"defaults": {"window_size": 300, "sample_every": 10}}
+KAFKA = {"kafka": {"topics": [TOPIC]}, "monitoring": MONITORING,
+         "checkpoint": {"backend": "kafka", "interval_seconds": 1}}
+BAD = b'{"model": "model-0", "label": 1, "score": "high"}'
+
+Keyed = list[tuple[int, bytes]]
+
+
+def keyed_stream(seed: int, per_model: int) -> Keyed:
+    """``(partition, value)``: each model's events on partition ``index % 4``, interleaved,
+    with an invalid record now and then (rejections are state too)."""
+    parts = [[event_json(e, model) for e in generate(
+        "sudden_auc_drop" if i % 2 else "stationary", seed=seed + i, length=per_model)]
+        for i, model in enumerate(MODELS)]
+    records: Keyed = []
+    for j in range(per_model):
+        for i in range(len(MODELS)):
+            records.append((i % PARTITIONS, parts[i][j]))
+        if j % 97 == 96:
+            records.append((j % PARTITIONS, BAD))
+    return records
+
+
+def produce(bootstrap: str, records: Keyed, seconds: float = 0.0) -> None:
+    """Send ``records`` to their partitions, spread over about ``seconds``; wait for acks."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    try:
+        pause = seconds / max(len(records) // 50, 1)
+        for n, (partition, value) in enumerate(records):
+            producer.send(TOPIC, value=value, partition=partition)
+            if pause and n % 50 == 49:
+                time.sleep(pause)
+        producer.flush(timeout=30)
+    finally:
+        producer.close(timeout=5)
+
+
+def values(records: Keyed) -> list[bytes]:
+    """The values in an order the reference can use: per partition, as each partition's
+    records are read (models never share a partition, so per model the order is kept)."""
+    return [value for _, value in records]
+
+
+def union(scrapes: Sequence[Metrics]) -> dict[tuple[str, Labels], float]:
+    """The monitor-state samples of all agents: a model's series on one agent only;
+    rejection counters summed over agents."""
+    merged: dict[tuple[str, Labels], float] = {}
+    for metrics in scrapes:
+        for key, value in metrics.state().items():
+            if key[0] == "driftwatch_events_rejected_total":
+                merged[key] = merged.get(key, 0.0) + value
+            else:
+                assert key not in merged, f"{key} exported by two agents (a frozen series?)"
+                merged[key] = value
+    return merged
+
+
+def assert_union_is_reference(agents: Sequence[AgentProcess], records: Keyed) -> None:
+    expected = reference(values(records), Settings(monitoring=MONITORING)).state
+    total = sum(1 for _, value in records if value != BAD)
+
+    def settled() -> list[Metrics] | None:
+        scrapes = [agent.scrape() for agent in agents]
+        processed = sum(m.total("driftwatch_events_processed_total") for m in scrapes)
+        return scrapes if processed == total else None
+
+    scrapes = wait_for(settled, JOIN_S * 2, f"{total} events over {len(agents)} agent(s)",
+                       interval_s=0.3,
+                       diagnostics=lambda: "\n".join(agent.log(3000) for agent in agents))
+    got = union(scrapes)
+    assert got.keys() == expected.keys()
+    different = {key: (got[key], value) for key, value in expected.items() if got[key] != value}
+    assert not different, f"union of /metrics != one uninterrupted agent (got, want): {different}"
+
+
+def test_a_restart_with_an_empty_disk_restores_from_the_state_topic(
+    broker: TansuBroker, start_agent: StartAgent, tmp_path: Path
+) -> None:
+    create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
+    records = keyed_stream(41, 400)
+    half = len(records) // 2
+    agent = start_agent("first", KAFKA, group="restart")
+    agent.wait_ready()
+    produce(broker.bootstrap, records[:half])
+    assert_union_is_reference([agent], records[:half])
+    assert agent.stop()[0] == 0
+    assert not (tmp_path / "first-state").exists(), "backend kafka writes nothing to disk"
+
+    # latest: a partition the state topic did not cover would start at the end of the log,
+    # so the first half can only come back from the state topic.
+    later = {"kafka": {"topics": [TOPIC], "auto_offset_reset": "latest"}}
+    again = start_agent("second", KAFKA | later, group="restart")
+    again.wait_ready()
+    assert_union_is_reference([again], records[:half])  # before any new record
+    assert "restored 8 model(s) of 4 partition(s) from state topic restart-state" in \
+        again.output()
+    produce(broker.bootstrap, records[half:])
+    assert_union_is_reference([again], records)
+    metrics = again.scrape()
+    assert metrics.get("driftwatch_state_split_models") == 0
+
+
+def test_sigkill_one_of_two_agents_and_the_other_takes_over_exactly(
+    broker: TansuBroker, start_agent: StartAgent
+) -> None:
+    create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
+    records = keyed_stream(42, 700)
+    first, second = start_agent("a", KAFKA, group="kill"), start_agent("b", KAFKA, group="kill")
+    for agent in (first, second):
+        agent.wait_ready()
+    producing = threading.Thread(target=produce, args=(broker.bootstrap, records, 12.0))
+    producing.start()
+    try:
+        # Kill mid-stream, once the victim has taken part of it (and saved some of it).
+        first.wait_metrics(lambda m: m.total("driftwatch_events_processed_total") > 600 and
+                           (m.get("driftwatch_checkpoint_saves_total") or 0) >= 1,
+                           "agent a has events and a save")
+        assert producing.is_alive(), "the kill must land mid-stream"
+        first.stop(signal.SIGKILL)
+    finally:
+        producing.join(timeout=60)
+    assert_union_is_reference([second], records)
+
+
+def test_scale_one_to_three_and_back_to_one(
+    broker: TansuBroker, start_agent: StartAgent
+) -> None:
+    create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
+    records = keyed_stream(43, 600)
+    parts = [records[: len(records) // 3], records[len(records) // 3: 2 * len(records) // 3],
+             records[2 * len(records) // 3:]]
+    one = start_agent("one", KAFKA, group="scale")
+    one.wait_ready()
+    produce(broker.bootstrap, parts[0])
+    assert_union_is_reference([one], parts[0])
+
+    two, three = start_agent("two", KAFKA, group="scale"), start_agent("three", KAFKA,
+                                                                          group="scale")
+    agents = [one, two, three]
+    wait_for(lambda: all(a.scrape().get("driftwatch_ready") == 1 and
+                         a.scrape().total("driftwatch_events_processed_total") > 0
+                         for a in agents), JOIN_S * 2, "three agents sharing the partitions",
+             interval_s=0.3, diagnostics=lambda: "\n".join(a.log(3000) for a in agents))
+    produce(broker.bootstrap, parts[1])
+    assert_union_is_reference(agents, parts[0] + parts[1])
+
+    for agent in (two, three):
+        assert agent.stop()[0] == 0
+    produce(broker.bootstrap, parts[2])
+    assert_union_is_reference([one], records)

@@ -1,0 +1,67 @@
+"""The agent's side of the state topic without a broker: which partition a model belongs to,
+what a revoked partition takes away from ``/metrics`` at once, and the count of models whose
+events arrive on several partitions. The topic itself is tested on a real broker in
+tests/io/test_state_topic.py and tests/integration/test_handover.py."""
+
+from __future__ import annotations
+
+import json
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from driftwatch.agent import Agent
+from driftwatch.io.collector import SnapshotCollector
+from driftwatch.io.source import Record, TopicPartition
+from driftwatch.settings import Settings
+
+P0, P1 = TopicPartition("events", 0), TopicPartition("events", 1)
+
+
+def record(tp: TopicPartition, offset: int, model: str, score: float = 0.7) -> Record:
+    value = json.dumps({"model": model, "label": offset % 2, "score": score}).encode()
+    return Record(tp.topic, tp.partition, offset, None, value, 0)
+
+
+def scrape(agent: Agent) -> str:
+    registry = CollectorRegistry()
+    registry.register(SnapshotCollector(lambda: agent.snapshot))
+    return generate_latest(registry).decode()
+
+
+def test_a_lost_partition_takes_its_models_and_rejections_off_metrics_at_once() -> None:
+    agent = Agent(Settings(), snapshot_interval_s=0.0)  # backend auto: the state topic
+    assert agent.partitioned is not None
+    for offset in range(10):
+        agent.process(record(P0, offset, "zero"))
+        agent.process(record(P1, offset, "one"))
+    agent.process(Record("events", 1, 10, None, b"not json", 0))
+    agent._publish_snapshot(force=True)
+    text = scrape(agent)
+    assert 'model="zero"' in text and 'model="one"' in text
+    assert 'driftwatch_events_rejected_total{reason="not_json"} 1.0' in text
+
+    agent._on_revoked({P1}, True)  # lost: nothing may be written for it any more
+    text = scrape(agent)
+    assert 'model="zero"' in text and 'model="one"' not in text
+    assert 'driftwatch_events_rejected_total{reason="not_json"} 0.0' in text
+    assert agent._positions == {P0: 10}
+    assert "driftwatch_state_split_models 0.0" in text
+
+
+def test_a_model_on_two_partitions_is_counted() -> None:
+    agent = Agent(Settings(), snapshot_interval_s=0.0)
+    agent.process(record(P0, 0, "spread"))
+    agent.process(record(P1, 0, "spread"))
+    agent.process(record(P0, 1, "kept"))
+    agent._publish_snapshot(force=True)
+    assert "driftwatch_state_split_models 1.0" in scrape(agent)
+    payload = agent._payload(dict(agent._positions))
+    assert payload["models"]["spread"]["home"] == P0
+    assert dict(payload["models"]["spread"]["covers"]) == {P0: 2, P1: 1}
+
+
+def test_the_file_backend_exports_no_split_count(tmp_path: object) -> None:
+    agent = Agent(Settings(checkpoint={"backend": "file", "directory": str(tmp_path)}))
+    assert agent.partitioned is None
+    agent._publish_snapshot(force=True)
+    assert "\ndriftwatch_state_split_models " not in scrape(agent)

@@ -1,0 +1,43 @@
+"""Settings of the state topic: the backend ``auto`` resolves, kafka refuses what it cannot
+hand over (naming the key and the reason), and the topic name defaults from the group."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from driftwatch.settings import Settings
+
+JOIN = {"enabled": True, "predictions_topic": "p", "labels_topic": "l"}
+COMPARISON = {"name": "v2", "model": "churn", "challenger_score_field": "challenger"}
+
+
+def test_auto_is_kafka_unless_join_or_comparisons_need_the_file() -> None:
+    assert Settings().checkpoint_backend() == "kafka"
+    kafka = {"topics": ["p", "l"]}
+    assert Settings(kafka=kafka, join=JOIN).checkpoint_backend() == "file"
+    assert Settings(comparisons=[COMPARISON]).checkpoint_backend() == "file"
+    assert Settings(checkpoint={"backend": "file"}).checkpoint_backend() == "file"
+
+
+def test_the_state_topic_defaults_to_the_group_name() -> None:
+    assert Settings(kafka={"group_id": "fraud"}).state_topic() == "fraud-state"
+    assert Settings(checkpoint={"topic": "mine"}).state_topic() == "mine"
+
+
+@pytest.mark.parametrize("extra", [{"kafka": {"topics": ["p", "l"]}, "join": JOIN},
+                                   {"comparisons": [COMPARISON]}])
+def test_backend_kafka_refuses_state_that_spans_partitions(extra: dict) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Settings(checkpoint={"backend": "kafka"}, **extra)
+    message = str(caught.value)
+    assert "checkpoint.backend" in message and "spans input partitions" in message
+
+
+@pytest.mark.parametrize(("key", "value"), [("max_record_bytes", 100), ("topic_partitions", 0),
+                                            ("topic_replication_factor", -2),
+                                            ("backend", "disk")])
+def test_bad_state_topic_settings_name_the_key(key: str, value: object) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Settings(checkpoint={key: value})
+    assert key in str(caught.value)
