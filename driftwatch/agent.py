@@ -728,8 +728,10 @@ class Agent:
         """Restore newly assigned partitions' models from the state topic (on kafka-python's
         IO thread, while the loop waits in poll; a rebalance waits for it, so it is timed).
 
-        Raises :class:`~driftwatch.io.checkpoint.CheckpointError` (re-raised from poll) when
-        the topic cannot be read or holds a state that cannot be restored.
+        Raises (re-raised from poll, so the agent stops) :class:`~driftwatch.io.state_topic.
+        StateTopicUnavailable` when the topic cannot be read (exit 1: restart and try again)
+        and :class:`~driftwatch.io.checkpoint.CheckpointError` when it holds a state that
+        cannot be restored (exit 3).
         """
         assert isinstance(self.checkpointer.store, StateTopicStore)
         assert self.partitioned is not None

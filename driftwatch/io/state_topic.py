@@ -71,6 +71,7 @@ __all__ = [
     "Restored",
     "StateSaveError",
     "StateTopicStore",
+    "StateTopicUnavailable",
 ]
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,13 @@ class StateSaveError(OSError):
     An ``OSError``, as a failed file save is: the agent's checkpointer retries it with
     backoff, counts it and commits nothing meanwhile.
     """
+
+
+class StateTopicUnavailable(OSError):
+    """The state topic could not be read to its end (broker unreachable, a fetch failing or
+    no data for ``request_timeout_s``): nothing was restored. An ``OSError``, unlike the
+    :class:`~driftwatch.io.checkpoint.CheckpointError` of a state that cannot be used: the
+    agent stops with a failure and is restarted, rather than refusing its state."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,8 +297,9 @@ class StateTopicStore:
         """Read the topic to its end and return what it holds for ``partitions``.
 
         Raises:
-            CheckpointError: the topic cannot be read within ``request_timeout_s`` of
-                silence, or a record is not one the agent writes; nothing is half-loaded.
+            StateTopicUnavailable: the topic cannot be read to its end (broker trouble).
+            CheckpointError: a record is not one the agent writes, or a model's chunks are
+                missing. Nothing is half-loaded either way.
         """
         wanted = {(str(t), int(p)) for t, p in partitions}
         latest = self._read_all()
@@ -370,8 +379,8 @@ class StateTopicStore:
                                      request_timeout_ms=max(timeout_ms, 1000) + 500,
                                      bootstrap_timeout_ms=timeout_ms)
         except KafkaError as error:
-            raise CheckpointError(f"state topic {self.topic}: cannot reach the broker: "
-                                  f"{error}") from error
+            raise StateTopicUnavailable(f"state topic {self.topic}: cannot reach the broker: "
+                                        f"{error}") from error
         latest: dict[bytes, bytes] = {}
         try:
             partitions = consumer.partitions_for_topic(self.topic) or set()
@@ -387,8 +396,9 @@ class StateTopicStore:
                 if batches:
                     deadline = time.monotonic() + self.request_timeout_s
                 elif time.monotonic() > deadline:
-                    raise CheckpointError(f"state topic {self.topic}: no data for "
-                                          f"{self.request_timeout_s:.0f} s before its end")
+                    raise StateTopicUnavailable(f"state topic {self.topic}: no data for "
+                                                f"{self.request_timeout_s:.0f} s before its "
+                                                "end")
                 for messages in batches.values():
                     for message in messages:
                         if message.key is None:
@@ -398,8 +408,8 @@ class StateTopicStore:
                         else:
                             latest[message.key] = message.value
         except KafkaError as error:
-            raise CheckpointError(f"state topic {self.topic}: reading failed: "
-                                  f"{error}") from error
+            raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "
+                                        f"{error}") from error
         finally:
             consumer.close()
         return latest

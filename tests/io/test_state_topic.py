@@ -12,14 +12,15 @@ import json
 import random
 from typing import Any
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.io.partition_states import PartitionStates
-from driftwatch.io.state_topic import StateTopicStore
-from tests.broker import TansuBroker
+from driftwatch.io.state_topic import StateSaveError, StateTopicStore, StateTopicUnavailable
+from tests.broker import TansuBroker, free_port
 
 CONFIG = MonitorConfig(window_size=50)
 P0, P1 = ("events", 0), ("events", 1)
@@ -245,3 +246,15 @@ def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
         assert states_of(restored.monitors) == reference(records)
     finally:
         store.close()
+
+
+def test_an_unreachable_broker_is_a_failure_not_a_refused_state() -> None:
+    """Broker trouble while restoring or saving is an OSError (the agent exits 1 and is
+    restarted), not the CheckpointError of a state that cannot be used (exit 3)."""
+    store = StateTopicStore({"bootstrap_servers": f"127.0.0.1:{free_port()}"}, "gone",
+                            request_timeout_s=1.0)
+    with pytest.raises(StateTopicUnavailable, match="state topic gone: cannot reach"):
+        store.load({P0})
+    with pytest.raises(StateSaveError, match="state topic gone"):
+        store.save(Owner().payload())
+    store.close()
