@@ -43,6 +43,13 @@ Lifecycle and failure behaviour:
   watch; a joined pair is the event its monitor gets, when its second half arrives. The
   join's pending records are saved in the checkpoint with the monitors and the offsets
   they cover, so a restart neither loses a pending prediction nor joins a label twice.
+- **Other models' records** (settings ``events.only_models``) are skipped: counted as
+  ``driftwatch_events_skipped_total{reason="unwatched_model"}``, neither rejected nor
+  dead-lettered, and their offsets advance like any other record's.
+- **Whole stream** (``kafka.assignment: all_partitions``, the sidecars of a replicated
+  model): the source assigns itself every partition, so each replica reads every record;
+  there is no group and nothing is committed, and the local checkpoint is the only resume
+  point (a partition it does not cover starts at ``auto_offset_reset``).
 - **Bad records** are counted by reason, logged at a bounded rate, dead-lettered when a topic
   is configured, and skipped; **models beyond** ``limits.max_models`` are rejected the same
   way (reason ``too_many_models``) so memory and metric cardinality stay bounded.
@@ -98,6 +105,10 @@ from driftwatch.settings import Settings
 log = logging.getLogger("driftwatch.agent")
 
 TOO_MANY_MODELS = "too_many_models"
+
+UNWATCHED_MODEL = "unwatched_model"
+"""The ``reason`` of ``driftwatch_events_skipped_total``: the record's model is not in
+``events.only_models``. A skip, not an error: the record is fine, just someone else's."""
 
 SNAPSHOT_INTERVAL_S = 1.0
 """How often the loop publishes a fresh snapshot for scrapes. Prometheus scrapes every 15 s
@@ -406,6 +417,10 @@ class Agent:
                 self._kinds = {join.predictions_topic: "prediction", join.labels_topic: "label"}
             self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
         self._rejection_logged: dict[str, float] = {}
+        self._only_models = frozenset(settings.events.only_models)
+        # Counted since the process started (not checkpointed): skipped records are not
+        # state, and a count only has to be monotonic between restarts for Prometheus.
+        self._skipped: dict[str, int] = {UNWATCHED_MODEL: 0} if self._only_models else {}
         # Next offset per partition whose events are all in the monitors.
         self._positions: dict[TopicPartition, int] = {}
         self._restored = False
@@ -463,7 +478,10 @@ class Agent:
         if expected is not None and record.offset < expected:
             self._offset_reset(record, expected)
         result = self._decode(record)
-        if isinstance(result, Decoded):
+        if isinstance(result, Decoded) and self._only_models \
+                and result.model not in self._only_models:
+            self._skipped[UNWATCHED_MODEL] += 1
+        elif isinstance(result, Decoded):
             monitor = self.monitors.get(result.model)
             if monitor is not None:
                 for alarm in monitor.update(result.event):
@@ -640,6 +658,7 @@ class Agent:
             pattern=kafka.topic_pattern,
             on_assigned=self._on_assigned,
             ignore_committed=True,
+            whole_stream=kafka.assignment == "all_partitions",
             poll_timeout_s=kafka.poll_timeout_ms / 1000,
             backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
             backoff_max_s=kafka.reconnect_backoff_max_seconds,
@@ -753,6 +772,7 @@ class Agent:
         self._snapshot = AgentSnapshot(
             monitors=monitors,
             rejected=dict(self._rejected),
+            skipped=dict(self._skipped),
             consumer_lag=lag,
             ready=self._ready,
             started_time=self._started,

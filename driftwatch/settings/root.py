@@ -204,6 +204,12 @@ class Settings(BaseSettings):
     def _join_topics_consumed(self) -> Settings:
         problems: list[InitErrorDetails] = []
         topics = self.kafka.topics
+        if self.join.enabled and self.events.only_models:
+            problems.append(_problem(
+                ("events", "only_models"), "not with join.enabled: label records carry no "
+                "model id, so other models' labels could not be skipped; give each model "
+                "its own topics instead",
+            ))
         if self.join.enabled and topics is not None:
             for key in ("predictions_topic", "labels_topic"):
                 topic = getattr(self.join, key)
