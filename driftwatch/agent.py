@@ -206,6 +206,8 @@ class Checkpointer:
         """The offsets the last successful save covers (or the restored checkpoint's)."""
         self.join_state: dict[str, Any] | None = None
         """The join's pending state in the checkpoint :meth:`load` read (None: none)."""
+        self.skipped: dict[str, int] = {}
+        """The skip counts in the checkpoint :meth:`load` read (none before they existed)."""
         self.saves = 0
         self.failures = 0
         self.consecutive_failures = 0
@@ -278,8 +280,8 @@ class Checkpointer:
         payload = checkpoint.payload
         where = f"checkpoint {checkpoint.path}"
         parts: dict[str, dict[str, Any]] = {}
-        for key in ("offsets", "monitors", "rejected", "comparisons"):
-            part = payload.get(key, {} if key in ("rejected", "comparisons") else None)
+        for key in ("offsets", "monitors", "rejected", "comparisons", "skipped"):
+            part = payload.get(key, {} if key in ("rejected", "comparisons", "skipped") else None)
             if not isinstance(part, dict):
                 raise CheckpointError(f"{where}: the payload's {key!r} must be an object, got "
                                       f"{_kind(part)}")
@@ -289,10 +291,11 @@ class Checkpointer:
             if not isinstance(state, dict):
                 raise CheckpointError(f"{where}: monitor {model!r} must be an object, got "
                                       f"{_kind(state)}")
-        for reason, count in rejected.items():
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise CheckpointError(f"{where}: rejected[{reason!r}] must be a count, got "
-                                      f"{count!r}")
+        for name in ("rejected", "skipped"):
+            for reason, count in parts[name].items():
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    raise CheckpointError(f"{where}: {name}[{reason!r}] must be a count, got "
+                                          f"{count!r}")
         offsets = {TopicPartition(t, p): o
                    for (t, p), o in decode_offsets(offsets_part).items()}
         log.info("restoring checkpoint %s written by driftwatch %s: %d monitors, %d partitions",
@@ -302,6 +305,7 @@ class Checkpointer:
             raise CheckpointError(f"{where}: the payload's 'join' must be an object, got "
                                   f"{_kind(join)}")
         self.join_state = join
+        self.skipped = dict(parts["skipped"])
         self.durable = dict(offsets)
         return offsets, dict(monitors), dict(rejected), dict(parts["comparisons"])
 
@@ -418,8 +422,7 @@ class Agent:
             self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
         self._rejection_logged: dict[str, float] = {}
         self._only_models = frozenset(settings.events.only_models)
-        # Counted since the process started (not checkpointed): skipped records are not
-        # state, and a count only has to be monotonic between restarts for Prometheus.
+        # Checkpointed like the rejection counts, so that restarted replicas agree.
         self._skipped: dict[str, int] = {UNWATCHED_MODEL: 0} if self._only_models else {}
         # Next offset per partition whose events are all in the monitors.
         self._positions: dict[TopicPartition, int] = {}
@@ -543,6 +546,8 @@ class Agent:
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self._rejected),
                    "comparisons": self.comparisons.export_state()}
+        if self._skipped:
+            payload["skipped"] = dict(self._skipped)
         if self.delayed is not None:  # pending predictions and labels, with the same offsets
             payload["join"] = self.delayed.export_state()
         return payload
@@ -629,6 +634,8 @@ class Agent:
         self._positions.update(offsets)
         for reason, count in rejected.items():
             self._rejected[reason] = self._rejected.get(reason, 0) + count
+        for reason, count in self.checkpointer.skipped.items():
+            self._skipped[reason] = self._skipped.get(reason, 0) + count
         self._restored = bool(offsets or states)
 
     def _start(self, resources: ExitStack) -> KafkaSource:
