@@ -118,9 +118,9 @@ class KafkaSource:
       ``topics`` (``KafkaConsumer.assign``), so every replica that runs one reads the whole
       stream. ``on_assigned`` is called with the partitions as for a group, and those it
       gives no offset for start at ``auto_offset_reset`` (there are no group commits to
-      resume from); :meth:`commit` commits nothing. Partitions added to a topic later are
-      picked up at the next probe (their metadata is refreshed in the background, never
-      waited for). This is the sidecar of a replicated model: each replica's agent sees
+      resume from); :meth:`commit` commits nothing. Topics created later, and partitions
+      added to a topic, are picked up at a later probe (their metadata is refreshed in the
+      background, never waited for). This is the sidecar of a replicated model: each replica's agent sees
       every event, so all of them export the same window, where a shared group would give
       each a share of the partitions and a partial window.
 
