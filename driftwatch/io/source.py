@@ -120,9 +120,9 @@ class KafkaSource:
       gives no offset for start at ``auto_offset_reset`` (there are no group commits to
       resume from); :meth:`commit` commits nothing. Topics created later, and partitions
       added to a topic, are picked up at a later probe (their metadata is refreshed in the
-      background, never waited for). This is the sidecar of a replicated model: each replica's agent sees
-      every event, so all of them export the same window, where a shared group would give
-      each a share of the partitions and a partial window.
+      background, never waited for). This is the sidecar of a replicated model: each
+      replica's agent sees every event, so all of them export the same window, where a
+      shared group would give each a share of the partitions and a partial window.
 
     Failure behaviour: broker trouble never raises out of :meth:`poll`, :meth:`commit`,
     :meth:`lag` or :meth:`close`. If the consumer cannot be created, or ``KafkaConsumer.poll``
