@@ -225,7 +225,11 @@ MUTATIONS = {
                           "(driftwatch_batch_labels) == 1",
                           "unless\n          max without (instance, pod) "
                           "(driftwatch_batch_labels) == 2"),
-    "rejections without idle agents": (" * 0\n", " * 1\n"),
+    "rejections without idle agents": (" * 0\n          )\n            +",
+                                       " * 1\n          )\n            +"),
+    "rejections among the watched models only": (
+        "sum without (reason) (rate(driftwatch_events_skipped_total[10m]))",
+        "0 * sum without (reason) (rate(driftwatch_events_skipped_total[10m]))"),
     "lag that is merely high": ("deriv(driftwatch_consumer_lag_records[15m]) > 0",
                                 "deriv(driftwatch_consumer_lag_records[15m]) > -1"),
     "no labels even without predictions": (
