@@ -52,6 +52,13 @@ Lifecycle and failure behaviour:
   watch; a joined pair is the event its monitor gets, when its second half arrives. The
   join's pending records are saved in the checkpoint with the monitors and the offsets
   they cover, so a restart neither loses a pending prediction nor joins a label twice.
+- **Other models' records** (settings ``events.only_models``) are skipped: counted as
+  ``driftwatch_events_skipped_total{reason="unwatched_model"}``, neither rejected nor
+  dead-lettered, and their offsets advance like any other record's.
+- **Whole stream** (``kafka.assignment: all_partitions``, the sidecars of a replicated
+  model): the source assigns itself every partition, so each replica reads every record;
+  there is no group and nothing is committed, and the local checkpoint is the only resume
+  point (a partition it does not cover starts at ``auto_offset_reset``).
 - **Bad records** are counted by reason, logged at a bounded rate, dead-lettered when a topic
   is configured, and skipped; **models beyond** ``limits.max_models`` are rejected the same
   way (reason ``too_many_models``) so memory and metric cardinality stay bounded.
@@ -109,6 +116,10 @@ from driftwatch.settings import Settings
 log = logging.getLogger("driftwatch.agent")
 
 TOO_MANY_MODELS = "too_many_models"
+
+UNWATCHED_MODEL = "unwatched_model"
+"""The ``reason`` of ``driftwatch_events_skipped_total``: the record's model is not in
+``events.only_models``. A skip, not an error: the record is fine, just someone else's."""
 
 SNAPSHOT_INTERVAL_S = 1.0
 """How often the loop publishes a fresh snapshot for scrapes. Prometheus scrapes every 15 s
@@ -215,6 +226,8 @@ class Checkpointer:
         """The offsets the last successful save covers (or the restored checkpoint's)."""
         self.join_state: dict[str, Any] | None = None
         """The join's pending state in the checkpoint :meth:`load` read (None: none)."""
+        self.skipped: dict[str, int] = {}
+        """The skip counts in the checkpoint :meth:`load` read (none before they existed)."""
         self.saves = 0
         self.failures = 0
         self.consecutive_failures = 0
@@ -287,8 +300,8 @@ class Checkpointer:
         payload = checkpoint.payload
         where = f"checkpoint {checkpoint.path}"
         parts: dict[str, dict[str, Any]] = {}
-        for key in ("offsets", "monitors", "rejected", "comparisons"):
-            part = payload.get(key, {} if key in ("rejected", "comparisons") else None)
+        for key in ("offsets", "monitors", "rejected", "comparisons", "skipped"):
+            part = payload.get(key, {} if key in ("rejected", "comparisons", "skipped") else None)
             if not isinstance(part, dict):
                 raise CheckpointError(f"{where}: the payload's {key!r} must be an object, got "
                                       f"{_kind(part)}")
@@ -298,10 +311,11 @@ class Checkpointer:
             if not isinstance(state, dict):
                 raise CheckpointError(f"{where}: monitor {model!r} must be an object, got "
                                       f"{_kind(state)}")
-        for reason, count in rejected.items():
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise CheckpointError(f"{where}: rejected[{reason!r}] must be a count, got "
-                                      f"{count!r}")
+        for name in ("rejected", "skipped"):
+            for reason, count in parts[name].items():
+                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                    raise CheckpointError(f"{where}: {name}[{reason!r}] must be a count, got "
+                                          f"{count!r}")
         offsets = {TopicPartition(t, p): o
                    for (t, p), o in decode_offsets(offsets_part).items()}
         log.info("restoring checkpoint %s written by driftwatch %s: %d monitors, %d partitions",
@@ -311,6 +325,7 @@ class Checkpointer:
             raise CheckpointError(f"{where}: the payload's 'join' must be an object, got "
                                   f"{_kind(join)}")
         self.join_state = join
+        self.skipped = dict(parts["skipped"])
         self.durable = dict(offsets)
         return offsets, dict(monitors), dict(rejected), dict(parts["comparisons"])
 
@@ -437,6 +452,9 @@ class Agent:
                 self._kinds = {join.predictions_topic: "prediction", join.labels_topic: "label"}
             self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
         self._rejection_logged: dict[str, float] = {}
+        self._only_models = frozenset(settings.events.only_models)
+        # Checkpointed like the rejection counts, so that restarted replicas agree.
+        self._skipped: dict[str, int] = {UNWATCHED_MODEL: 0} if self._only_models else {}
         # Next offset per partition whose events are all in the monitors.
         self._positions: dict[TopicPartition, int] = {}
         self._restored = False
@@ -494,7 +512,10 @@ class Agent:
         if expected is not None and record.offset < expected:
             self._offset_reset(record, expected)
         result = self._decode(record)
-        if isinstance(result, Decoded):
+        if isinstance(result, Decoded) and self._only_models \
+                and result.model not in self._only_models:
+            self._skipped[UNWATCHED_MODEL] += 1
+        elif isinstance(result, Decoded):
             monitor = self.monitors.get(result.model)
             if monitor is not None and self.partitioned is not None \
                     and not self.partitioned.take(result.model, tp, record.offset):
@@ -561,6 +582,8 @@ class Agent:
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self._rejected),
                    "comparisons": self.comparisons.export_state()}
+        if self._skipped:
+            payload["skipped"] = dict(self._skipped)
         if self.delayed is not None:  # pending predictions and labels, with the same offsets
             payload["join"] = self.delayed.export_state()
         return payload
@@ -647,6 +670,8 @@ class Agent:
         self._positions.update(offsets)
         for reason, count in rejected.items():
             self._rejected[reason] = self._rejected.get(reason, 0) + count
+        for reason, count in self.checkpointer.skipped.items():
+            self._skipped[reason] = self._skipped.get(reason, 0) + count
         self._restored = bool(offsets or states)
 
     def _start(self, resources: ExitStack) -> KafkaSource:
@@ -684,6 +709,7 @@ class Agent:
             on_assigned=self._on_assigned,
             on_revoked=self._on_revoked if self.partitioned is not None else None,
             ignore_committed=True,
+            whole_stream=kafka.assignment == "all_partitions",
             poll_timeout_s=kafka.poll_timeout_ms / 1000,
             backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
             backoff_max_s=kafka.reconnect_backoff_max_seconds,
@@ -872,6 +898,7 @@ class Agent:
         self._snapshot = AgentSnapshot(
             monitors=monitors,
             rejected=dict(self._rejected),
+            skipped=dict(self._skipped),
             consumer_lag=lag,
             ready=self._ready,
             started_time=self._started,

@@ -270,6 +270,32 @@ def test_rejection_counts_survive_a_restart(tmp_path: Path) -> None:
     assert restarted._rejected == agent._rejected
 
 
+def test_other_models_are_skipped_counted_and_the_count_survives_a_restart(
+    tmp_path: Path,
+) -> None:
+    def only_a() -> Agent:
+        agent = Agent(Settings(checkpoint={"backend": "file", "directory": str(tmp_path)},
+                               events={"only_models": ["a"]}), clock=Clock())
+        agent.source = Source()  # type: ignore[assignment]
+        return agent
+
+    agent = only_a()
+    for offset, model in enumerate(["a", "b", "b", "a", "c"]):
+        agent.process(event(offset, model=model))
+    agent.process(event(5, value=b"not json"))  # malformed: rejected, whatever its model
+    assert agent.monitors.get("a") is not None and agent.monitors.get("a").events == 2
+    assert len(agent.monitors) == 1, "no monitor for a skipped model"
+    assert agent._skipped == {"unwatched_model": 3}
+    assert agent._rejected["not_json"] == 1 and agent._positions == {
+        TopicPartition("events", 0): 6}, "skipped records advance the offset"
+    agent._publish_snapshot(force=True)
+    assert agent.snapshot.skipped == {"unwatched_model": 3}
+    assert agent.checkpoint()
+    restarted = only_a()
+    restarted.restore()
+    assert restarted._skipped == {"unwatched_model": 3}
+
+
 def test_only_partitions_the_checkpoint_covers_get_an_offset(tmp_path: Path) -> None:
     agent, _ = make_agent(tmp_path, Clock())
     agent.process(event(0, partition=1))
@@ -300,6 +326,8 @@ def test_a_position_that_jumps_back_is_counted(tmp_path: Path) -> None:
         ({"offsets": {}, "monitors": {"a": {"window": 5}}}, "monitor state"),
         ({"offsets": {}, "monitors": {}, "rejected": {"invalid_json": -1}}, "rejected"),
         ({"offsets": {}, "monitors": {}, "rejected": ["invalid_json"]}, "rejected"),
+        ({"offsets": {}, "monitors": {}, "skipped": {"unwatched_model": True}}, "skipped"),
+        ({"offsets": {}, "monitors": {}, "skipped": []}, "'skipped' must be an object"),
     ],
 )
 def test_a_malformed_payload_is_a_clean_refusal(

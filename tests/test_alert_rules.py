@@ -89,10 +89,13 @@ def test_the_issue_s_alerts_are_all_there() -> None:
     } <= names
     exprs = {rule["alert"]: " ".join(rule["expr"].split()) for rule in alerts()}
     # Per-model thresholds from the exported gauges, not constants in the rules.
-    assert "< ignoring (measure) driftwatch_auc_floor" in exprs["DriftwatchAucBelowFloor"]
-    assert "< driftwatch_auc_floor" in exprs["DriftwatchAucSignificantlyBelowFloor"]
+    per_model = "max without (instance, pod) "
+    assert f"< ignoring (measure) {per_model}(driftwatch_auc_floor)" in exprs[
+        "DriftwatchAucBelowFloor"]
+    assert f"< {per_model}(driftwatch_auc_floor)" in exprs["DriftwatchAucSignificantlyBelowFloor"]
     assert "driftwatch_auc_standard_error" in exprs["DriftwatchAucSignificantlyBelowFloor"]
-    assert "> ignoring (measure) driftwatch_auc_max_drop" in exprs["DriftwatchAucDropped"]
+    assert f"> ignoring (measure) {per_model}(driftwatch_auc_max_drop)" in exprs[
+        "DriftwatchAucDropped"]
     for name in ("DriftwatchNoEvents", "DriftwatchBatchEventsOverdue"):
         assert "(driftwatch_no_events_seconds)" in exprs[name]
         assert "(driftwatch_batch_labels) == 1" in exprs[name]
@@ -101,8 +104,14 @@ def test_the_issue_s_alerts_are_all_there() -> None:
         assert not re.search(r"[<>] *0\.\d", exprs[name]), f"{name} compares with a constant"
     assert "driftwatch_measure - driftwatch_measure_threshold" in " ".join(
         rule["expr"] for rule in rules() if "record" in rule)
-    assert 'increase(driftwatch_alarms_total{level="drift"}[10m]) > 0' in exprs[
+    assert f'{per_model}(increase(driftwatch_alarms_total{{level="drift"}}[10m])) > 0' in exprs[
         "DriftwatchDriftDetected"]
+    # One alert per model, however many agents (sidecar replicas) export it.
+    for name in ("DriftwatchAucBelowFloor", "DriftwatchAucSignificantlyBelowFloor",
+                 "DriftwatchAucDropped", "DriftwatchDriftDetected",
+                 "DriftwatchMeasureBelowAdjustedThreshold", "DriftwatchChallengerBetter",
+                 "DriftwatchChallengerWorse", "DriftwatchScoreDrift"):
+        assert exprs[name].startswith(("max without (instance, pod)", "(")), name
     assert exprs["DriftwatchAgentNotReady"] == "driftwatch_ready == 0"
 
 
@@ -130,7 +139,8 @@ def test_every_alert_is_actionable(alert: dict[str, Any]) -> None:
     kept = {label for case in _alert_cases().get(alert["alert"], [])
             for expected in case.get("exp_alerts") or [] for label in expected["exp_labels"]}
     pinned = set(re.findall(r'(\w+)="', alert["expr"]))  # e.g. measure="auc": no news
-    for label in kept - pinned - {"severity", "job", "instance", "pod"}:
+    targets = {"job", "instance", "pod", "namespace", "container"}  # where, not what
+    for label in kept - pinned - targets - {"severity"}:
         assert f"$labels.{label}" in text, f"the text does not name the {label}"
     # The dashboard opens on the alert's model when the alert has one.
     assert ("model" in kept) == ("&var-model={{ $labels.model }}" in annotations["dashboard_url"])
@@ -177,18 +187,34 @@ def test_every_alert_is_tested_firing_and_not_firing(alert: dict[str, Any]) -> N
 
 # Each a plausible edit that changes what the rules do; the promtool cases must notice.
 MUTATIONS = {
-    "one floor for all models": ("< ignoring (measure)\n          driftwatch_auc_floor",
-                                 "< 0.70"),
+    "one floor for all models": (
+        "< ignoring (measure)\n          max without (instance, pod) (driftwatch_auc_floor)",
+        "< 0.70"),
     "instant auc instead of max_over_time": (
-        'max_over_time(driftwatch_measure{measure="auc"}[5m])\n            < ignoring',
-        'driftwatch_measure{measure="auc"}\n            < ignoring',
+        'max_over_time(driftwatch_measure{measure="auc"}[5m]))\n            < ignoring',
+        'driftwatch_measure{measure="auc"})\n            < ignoring',
     ),
-    "floor without the standard error": ("1.645 * max_over_time", "0 * max_over_time"),
+    "auc floor per replica": (
+        'max without (instance, pod) (max_over_time(driftwatch_measure{measure="auc"}[5m]))\n'
+        '            < ignoring (measure)\n'
+        '          max without (instance, pod) (driftwatch_auc_floor)',
+        'max_over_time(driftwatch_measure{measure="auc"}[5m])\n'
+        '            < ignoring (measure)\n'
+        '          driftwatch_auc_floor'),
+    "auc floor when any replica is below": (
+        'max without (instance, pod) (max_over_time(driftwatch_measure{measure="auc"}[5m]))\n'
+        '            < ignoring (measure)',
+        'min without (instance, pod) (max_over_time(driftwatch_measure{measure="auc"}[5m]))\n'
+        '            < ignoring (measure)'),
+    "drift per replica": (
+        'max without (instance, pod) (increase(driftwatch_alarms_total{level="drift"}[10m]))',
+        'increase(driftwatch_alarms_total{level="drift"}[10m])'),
+    "floor without the standard error": ("1.645 * max without", "0 * max without"),
     "instant standard error": ("max_over_time(driftwatch_auc_standard_error[5m])",
                                "driftwatch_auc_standard_error"),
-    "baseline without offset": ("[6h] offset 10m)\n", "[6h])\n"),
-    "one allowed drop for all models": ("> ignoring (measure) driftwatch_auc_max_drop",
-                                        "> 0.05"),
+    "baseline without offset": ("[6h] offset 10m)\n            )\n", "[6h])\n            )\n"),
+    "one allowed drop for all models": (
+        "> ignoring (measure) max without (instance, pod) (driftwatch_auc_max_drop)", "> 0.05"),
     "drift alarms including warnings": ('{level="drift"}', '{level=~"drift|warning"}'),
     "no events per replica": (
         "max without (instance, pod) (driftwatch_last_processed_timestamp_seconds)",
@@ -199,7 +225,11 @@ MUTATIONS = {
                           "(driftwatch_batch_labels) == 1",
                           "unless\n          max without (instance, pod) "
                           "(driftwatch_batch_labels) == 2"),
-    "rejections without idle agents": (" * 0\n", " * 1\n"),
+    "rejections without idle agents": (" * 0\n          )\n            +",
+                                       " * 1\n          )\n            +"),
+    "rejections among the watched models only": (
+        "sum without (reason) (rate(driftwatch_events_skipped_total[10m]))",
+        "0 * sum without (reason) (rate(driftwatch_events_skipped_total[10m]))"),
     "lag that is merely high": ("deriv(driftwatch_consumer_lag_records[15m]) > 0",
                                 "deriv(driftwatch_consumer_lag_records[15m]) > -1"),
     "no labels even without predictions": (

@@ -240,6 +240,38 @@ def test_typo_names_the_key_and_suggests_the_right_one(tmp_path: Path) -> None:
 
 BAD_VALUES = [
     pytest.param(
+        "kafka: {assignment: all_partitions, topic_pattern: 'scores-.*'}",
+        "kafka.topic_pattern (DRIFTWATCH_KAFKA__TOPIC_PATTERN): ",
+        "assignment all_partitions reads the partitions of named topics",
+        id="whole-stream-needs-topics",
+    ),
+    pytest.param(
+        "kafka: {assignment: everything}",
+        "kafka.assignment (DRIFTWATCH_KAFKA__ASSIGNMENT): ",
+        "'group' or 'all_partitions'",
+        id="assignment-unknown",
+    ),
+    pytest.param(
+        "events: {model_source: constant, model_constant: fraud, only_models: [fraud]}",
+        "events.only_models (DRIFTWATCH_EVENTS__ONLY_MODELS): ",
+        "every record is 'fraud''s: there is nothing to filter",
+        id="only-models-with-constant",
+    ),
+    pytest.param(
+        "events: {model_source: key, only_models: [fraud, \"bad\\tid\"]}",
+        "events.only_models.1 (DRIFTWATCH_EVENTS__ONLY_MODELS): ",
+        "never applies: not a valid model id",
+        id="only-models-bad-id",
+    ),
+    pytest.param(
+        "events: {model_source: key, only_models: [fraud]}\n"
+        "kafka: {topics: [p, l]}\n"
+        "join: {enabled: true, predictions_topic: p, labels_topic: l}",
+        "events.only_models (DRIFTWATCH_EVENTS__ONLY_MODELS): ",
+        "not with join.enabled: label records carry no model id",
+        id="only-models-with-join",
+    ),
+    pytest.param(
         "monitoring: {defaults: {watches: [{measure: auc, feed: blocks, detectors: "
         "[{name: cusum, params: {arl: 5}}]}]}}",
         "monitoring.defaults.watches.0.detectors.0.params.arl "

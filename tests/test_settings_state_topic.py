@@ -41,3 +41,12 @@ def test_bad_state_topic_settings_name_the_key(key: str, value: object) -> None:
     with pytest.raises(ValidationError) as caught:
         Settings(checkpoint={key: value})
     assert key in str(caught.value)
+
+
+def test_whole_stream_assignment_keeps_its_state_in_a_file() -> None:
+    whole = {"assignment": "all_partitions"}
+    assert Settings(kafka=whole).checkpoint_backend() == "file"
+    with pytest.raises(ValidationError) as caught:
+        Settings(kafka=whole, checkpoint={"backend": "kafka"})
+    message = str(caught.value)
+    assert "checkpoint.backend" in message and "all_partitions has no group" in message

@@ -11,6 +11,7 @@ Metrics (label sets in braces)::
 
     driftwatch_events_processed_total{model}                    counter
     driftwatch_events_rejected_total{reason}                    counter
+    driftwatch_events_skipped_total{reason}                     counter
     driftwatch_measure{model,measure}                           gauge   raw value
     driftwatch_measure_normalized{model,measure}                gauge   class-ratio-normalized
     driftwatch_measure_threshold{model,measure}                 gauge   adjusted raw threshold
@@ -258,6 +259,8 @@ class AgentSnapshot:
             ``increase()``.
         consumer_lag: records between the committed offset and the end of each assigned
             ``(topic, partition)``.
+        skipped: well-formed records left out on purpose, by reason (``"unwatched_model"``:
+            not one of ``events.only_models``); not errors, so apart from ``rejected``.
         ready: whether the agent is ready (assigned partitions, state restored).
         started_time: when the agent started, Unix seconds.
         last_processed: per model, the wall-clock time (Unix seconds) when the agent last
@@ -277,6 +280,7 @@ class AgentSnapshot:
     last_processed: Mapping[str, float] = field(default_factory=dict)
     operations: Operations = field(default_factory=Operations)
     join: JoinSnapshot | None = None
+    skipped: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         monitors = tuple(self.monitors)
@@ -286,6 +290,7 @@ class AgentSnapshot:
             raise ValueError(f"monitors: model ids must be distinct, repeated: {duplicates}")
         object.__setattr__(self, "monitors", monitors)
         object.__setattr__(self, "rejected", MappingProxyType(dict(self.rejected)))
+        object.__setattr__(self, "skipped", MappingProxyType(dict(self.skipped)))
         object.__setattr__(self, "consumer_lag", MappingProxyType(dict(self.consumer_lag)))
         object.__setattr__(self, "last_processed",
                            MappingProxyType(dict(self.last_processed)))
@@ -309,6 +314,12 @@ class _Families:
         self.rejected = CounterMetricFamily(
             "driftwatch_events_rejected_total",
             "Records rejected before reaching a monitor, by reason.",
+            labels=("reason",),
+        )
+        self.skipped = CounterMetricFamily(
+            "driftwatch_events_skipped_total",
+            "Well-formed records left out on purpose, by reason (unwatched_model: not one of "
+            "the settings' events.only_models); not errors.",
             labels=("reason",),
         )
         self.measure = GaugeMetricFamily(
@@ -495,6 +506,7 @@ class _Families:
             self.last_save, self.save_seconds, self.commits, self.commit_failures,
             self.dead_letter_failures, self.alarm_failures, self.reconnects, self.offset_resets,
             self.batch_seconds, self.split_models, self.start_time, self.build, self.dropped,
+            self.skipped,
         ]
 
     def fill(self, agent: AgentSnapshot,
@@ -505,6 +517,10 @@ class _Families:
             self._add_all(samples, snap.model)
         self._add_all(
             ((self.rejected, (reason,), count) for reason, count in sorted(agent.rejected.items())),
+            None,
+        )
+        self._add_all(
+            ((self.skipped, (reason,), count) for reason, count in sorted(agent.skipped.items())),
             None,
         )
         ops = agent.operations

@@ -119,6 +119,15 @@ class KafkaSource:
       lost partitions are dropped without a commit.
     - :meth:`close` (or leaving the ``with`` block) leaves the group and closes the consumer,
       bounded by ``request_timeout_s``, without committing.
+    - With ``whole_stream``, there is no group: the source assigns itself every partition of
+      ``topics`` (``KafkaConsumer.assign``), so every replica that runs one reads the whole
+      stream. ``on_assigned`` is called with the partitions as for a group, and those it
+      gives no offset for start at ``auto_offset_reset`` (there are no group commits to
+      resume from); :meth:`commit` commits nothing. Topics created later, and partitions
+      added to a topic, are picked up at a later probe (their metadata is refreshed in the
+      background, never waited for). This is the sidecar of a replicated model: each
+      replica's agent sees every event, so all of them export the same window, where a
+      shared group would give each a share of the partitions and a partial window.
 
     Failure behaviour: broker trouble never raises out of :meth:`poll`, :meth:`commit`,
     :meth:`lag` or :meth:`close`. If the consumer cannot be created, or ``KafkaConsumer.poll``
@@ -146,8 +155,9 @@ class KafkaSource:
 
     Parameters:
         consumer_config: ``KafkaConsumer`` keyword arguments (built by the settings); must
-            include ``group_id``. ``enable_auto_commit`` is forced off (True is refused) and
-            deserializers are refused: records carry raw bytes.
+            include ``group_id``, which ``whole_stream`` ignores. ``enable_auto_commit`` is
+            forced off (True is refused) and deserializers are refused: records carry raw
+            bytes.
         topics: topics to subscribe to; exactly one of ``topics`` and ``pattern``.
         pattern: regular expression of topics to subscribe to.
         on_assigned: see :data:`OnAssigned`.
@@ -155,6 +165,8 @@ class KafkaSource:
             thread, and an exception it raises is re-raised from :meth:`poll`.
         ignore_committed: start partitions ``on_assigned`` gives no offset for at
             ``auto_offset_reset``, not at the group's committed offset (see Lifecycle).
+        whole_stream: assign every partition of ``topics`` to this consumer, without a
+            group and without commits (see Lifecycle); not with ``pattern``.
         poll_timeout_s: longest wait for records in one :meth:`poll`. It bounds how late the
             loop notices a stop flag, and must stay well below ``max_poll_interval_ms``
             together with the time to process one batch.
@@ -196,6 +208,7 @@ class KafkaSource:
         on_assigned: OnAssigned | None = None,
         on_revoked: OnRevoked | None = None,
         ignore_committed: bool = False,
+        whole_stream: bool = False,
         poll_timeout_s: float = 1.0,
         max_records: int | None = None,
         backoff_initial_s: float = 0.5,
@@ -208,7 +221,10 @@ class KafkaSource:
             raise ValueError("give exactly one of topics and pattern")
         if isinstance(topics, str):
             raise ValueError(f"topics must be a sequence of names, got the string {topics!r}")
-        if not consumer_config.get("group_id"):
+        if whole_stream and pattern is not None:
+            raise ValueError("whole_stream needs topics, not a pattern: it assigns the "
+                             "partitions of named topics")
+        if not whole_stream and not consumer_config.get("group_id"):
             raise ValueError("consumer_config must set group_id: offsets are group commits")
         if consumer_config.get("enable_auto_commit", False):
             raise ValueError(
@@ -235,7 +251,8 @@ class KafkaSource:
         self.pattern = pattern
         self.on_assigned = on_assigned
         self.on_revoked = on_revoked
-        self.ignore_committed = ignore_committed
+        self.ignore_committed = ignore_committed or whole_stream
+        self.whole_stream = whole_stream
         self.poll_timeout_s = poll_timeout_s
         self.max_records = max_records
         self.backoff_initial_s = backoff_initial_s
@@ -251,6 +268,7 @@ class KafkaSource:
         self._assigned: set[TopicPartition] = set()
         self._committed: dict[TopicPartition, int] = {}
         self._hook_error: BaseException | None = None
+        self._missing_topics: set[str] = set()  # whole_stream: topics without metadata yet
         self._reachable = False
         self._failures = 0
         self._retry_at = -math.inf  # no new consumer / poll before this clock time
@@ -343,7 +361,7 @@ class KafkaSource:
         with self._lock:
             changed = {tp: offset for tp, offset in offsets.items()
                        if tp in self._assigned and self._committed.get(tp) != offset}
-        if consumer is None or not changed:
+        if consumer is None or not changed or self.whole_stream:
             return True
         try:
             consumer.commit(
@@ -409,6 +427,8 @@ class KafkaSource:
 
     def __repr__(self) -> str:
         what = f"topics={list(self.topics)}" if self.topics else f"pattern={self.pattern!r}"
+        if self.whole_stream:
+            return f"KafkaSource({what}, whole_stream=True)"
         return f"KafkaSource({what}, group_id={self.consumer_config['group_id']!r})"
 
     # -- internals ----------------------------------------------------------------------------
@@ -416,6 +436,8 @@ class KafkaSource:
     def _connect(self) -> Any:
         config = dict(self.consumer_config)
         config["enable_auto_commit"] = False
+        if self.whole_stream:
+            config["group_id"] = None  # no coordinator, no committed offsets to start from
         config.setdefault("reconnect_backoff_ms", int(self.backoff_initial_s * 1000))
         config.setdefault("reconnect_backoff_max_ms", int(self.backoff_max_s * 1000))
         # The constructor blocks until it has bootstrapped, by default for 30 s.
@@ -423,7 +445,9 @@ class KafkaSource:
         try:
             consumer = KafkaConsumer(**config)
             listener = _Listener(self, consumer)
-            if self.topics:
+            if self.whole_stream:
+                self._assign_all(consumer)
+            elif self.topics:
                 consumer.subscribe(topics=list(self.topics), listener=listener)
             else:
                 consumer.subscribe(pattern=self.pattern, listener=listener)
@@ -438,6 +462,8 @@ class KafkaSource:
     def _probe(self) -> None:
         """Ask the broker for end offsets: refreshes lag and proves (or disproves) reachability."""
         consumer = self._consumer
+        if consumer is not None and self.whole_stream:
+            self._assign_all(consumer)
         with self._lock:
             partitions = sorted(self._assigned)
         now = self.clock()
@@ -472,6 +498,38 @@ class KafkaSource:
         self._lag, self._lag_at = lag, self.clock()
         self._probe_at = self._lag_at + self.probe_interval_s
         self._succeeded()
+
+    def _assign_all(self, consumer: Any) -> None:
+        """Whole-stream mode: assign every known partition of ``topics``, adding new ones.
+
+        Partitions come from the client's metadata cache, filled when it bootstrapped and
+        refreshed in the background. kafka-python's public ``partitions_for_topic`` waits
+        without bound for a topic it does not know (a dead broker would hang the loop), so
+        the cache is read directly, and a topic missing from it is added to the topics whose
+        metadata the client refreshes: it is assigned at a later probe, once it exists.
+        Partitions are only ever added: a topic's partition count never shrinks in Kafka.
+        """
+        cluster = consumer._cluster
+        found: set[TopicPartition] = set()
+        for topic in self.topics:
+            partitions = cluster.partitions_for_topic(topic)
+            if partitions is None:
+                if topic not in self._missing_topics:
+                    self._missing_topics.add(topic)
+                    log.warning("topic %s is not known to the brokers (yet); it is assigned "
+                                "once its metadata arrives", topic)
+                cluster.add_topic(topic)
+                cluster.request_update()  # a refresh per probe until the topic exists
+                continue
+            self._missing_topics.discard(topic)
+            found |= {TopicPartition(topic, p) for p in partitions}
+        with self._lock:
+            new = found - self._assigned
+            every = self._assigned | found
+        if not new:
+            return
+        consumer.assign([_KafkaTopicPartition(*tp) for tp in sorted(every)])
+        self._on_assigned(consumer, new)
 
     def _reset_beyond_end(self, consumer: Any, ktp: Any, position: int, end: int) -> int | None:
         """Apply ``auto_offset_reset`` to a partition whose position is past the end of its log.

@@ -50,7 +50,7 @@ class CheckpointSettings(_Section):
             "per input partition by whichever replica owns it (replicas hand over without "
             "losing a window). file: checkpoint.directory, one replica per directory. auto: "
             "kafka, or file when join or comparisons are set (their state spans partitions "
-            "and is not handed over)."
+            "and is not handed over) or kafka.assignment is all_partitions (no group)."
         ),
     )
     topic: Name | None = Field(

@@ -62,6 +62,17 @@ class EventsSettings(_Section):
             "model field or key."
         ),
     )
+    only_models: list[Name] = Field(
+        default_factory=list,
+        max_length=1000,
+        description=(
+            "Monitor only these model ids; records of other models are skipped and counted "
+            "(driftwatch_events_skipped_total{reason=\"unwatched_model\"}), not rejected. "
+            "Empty: every model. For a sidecar reading a topic that several models share "
+            "(with kafka.assignment all_partitions). A record is decoded before its model is "
+            "known, so a malformed record is rejected whatever its model."
+        ),
+    )
     positive_label: Label = Field(
         default=_EVENT_DEFAULTS.positive_label,
         description=(
@@ -134,6 +145,16 @@ class EventsSettings(_Section):
         if problem is not None:
             problems.append(_problem(
                 ("model_constant",), f"not a valid model id: {problem}", self.model_constant
+            ))
+        for i, model in enumerate(self.only_models):
+            problem = model_id_problem(model, self.max_model_id_length)
+            if problem is not None:
+                problems.append(_problem(("only_models", i), f"never applies: not a valid "
+                                         f"model id: {problem}", model))
+        if self.only_models and self.model_source == "constant":
+            problems.append(_problem(
+                ("only_models",), "model_source is constant, so every record is "
+                f"{self.model_constant!r}'s: there is nothing to filter; leave it empty",
             ))
         _raise(type(self).__name__, problems)
         return self

@@ -87,7 +87,22 @@ class KafkaSettings(_Section):
     )
     group_id: Name = Field(
         default="driftwatch",
-        description="Consumer group. Replicas with the same group_id split the partitions.",
+        description=(
+            "Consumer group. Replicas with the same group_id split the partitions. With "
+            "assignment all_partitions there is no group: it only labels the lag metrics."
+        ),
+    )
+    assignment: Literal["group", "all_partitions"] = Field(
+        default="group",
+        description=(
+            "group: the agents with this group_id split the partitions, and offsets are "
+            "committed to the group. all_partitions: this agent reads every partition of "
+            "topics by itself (no group membership, no rebalances, no commits) and resumes "
+            "from its local checkpoint, else from auto_offset_reset; every replica then sees "
+            "the whole stream and exports the same values. For the sidecars of a replicated "
+            "model (with events.only_models when the topics carry other models); needs "
+            "topics, not topic_pattern."
+        ),
     )
     client_id: Name = Field(
         default="driftwatch",
@@ -317,6 +332,11 @@ class KafkaSettings(_Section):
             problems.append(_problem(
                 ("topic_pattern",), "set either topics or topic_pattern, not both",
                 self.topic_pattern,
+            ))
+        elif self.assignment == "all_partitions" and self.topic_pattern is not None:
+            problems.append(_problem(
+                ("topic_pattern",), "assignment all_partitions reads the partitions of named "
+                "topics: list them in topics", self.topic_pattern,
             ))
         if 3 * self.heartbeat_interval_ms > self.session_timeout_ms:
             problems.append(_problem(

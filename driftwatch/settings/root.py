@@ -97,10 +97,12 @@ class Settings(BaseSettings):
 
     def checkpoint_backend(self) -> Literal["kafka", "file"]:
         """``checkpoint.backend`` with ``auto`` resolved: kafka unless join or comparisons
-        are set (their state spans input partitions, so it cannot be handed over)."""
+        are set (their state spans input partitions, so it cannot be handed over) or the
+        agent reads the whole stream (no group hands partitions over to it)."""
         backend = self.checkpoint.backend
         if backend == "auto":
-            return "file" if self.join.enabled or self.comparisons else "kafka"
+            whole_stream = self.kafka.assignment == "all_partitions"
+            return "file" if self.join.enabled or self.comparisons or whole_stream else "kafka"
         return backend
 
     def state_topic(self) -> str:
@@ -210,6 +212,12 @@ class Settings(BaseSettings):
                         ("checkpoint", "backend"),
                         f"kafka cannot save the state of {key}, which spans input partitions: "
                         "use file (or auto, which picks it)", "kafka"))
+            if self.kafka.assignment == "all_partitions":
+                problems.append(_problem(
+                    ("checkpoint", "backend"),
+                    "kafka restores state when the group assigns a partition, and "
+                    "kafka.assignment all_partitions has no group: use file (or auto, which "
+                    "picks it)", "kafka"))
         if len(self.monitoring.models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),
@@ -223,6 +231,12 @@ class Settings(BaseSettings):
     def _join_topics_consumed(self) -> Settings:
         problems: list[InitErrorDetails] = []
         topics = self.kafka.topics
+        if self.join.enabled and self.events.only_models:
+            problems.append(_problem(
+                ("events", "only_models"), "not with join.enabled: label records carry no "
+                "model id, so other models' labels could not be skipped; give each model "
+                "its own topics instead",
+            ))
         if self.join.enabled and topics is not None:
             for key in ("predictions_topic", "labels_topic"):
                 topic = getattr(self.join, key)

@@ -430,11 +430,15 @@ def test_settings_file_passes_driftwatch_config_validate(
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().endswith(": ok")
     # The file, read as the agent reads it, is values.settings key for key (plus the computed
-    # group_id and client_id). (The agent's YAML reads 1e-07 as a number; PyYAML would not.)
+    # group_id and client_id, and the sidecar's whole-stream assignment). (The agent's YAML
+    # reads 1e-07 as a number; PyYAML would not.)
     settings = read_settings_file(tmp_path / "driftwatch.yaml")
-    given = copy.deepcopy(chart.merge_values(SCENARIOS[scenario])["settings"])
+    values = chart.merge_values(SCENARIOS[scenario])
+    given = copy.deepcopy(values["settings"])
     given["kafka"].setdefault("group_id", f"{RELEASE}-driftwatch")
     given["kafka"].setdefault("client_id", f"{RELEASE}-driftwatch")
+    if values["mode"] == "sidecar" and values["sidecar"]["wholeStream"]:
+        given["kafka"].setdefault("assignment", "all_partitions")
     assert settings == given
 
 
@@ -903,6 +907,40 @@ def test_sidecar_renders_into_the_model_pod(
     assert result.returncode == 0, result.stdout + result.stderr
     settings = yaml.safe_load(configmap["data"]["driftwatch.yaml"])
     assert settings["events"] == {"model_source": "constant", "model_constant": "fraud-v2"}
+    # Every replica reads the whole stream (sidecar.wholeStream, the default).
+    assert settings["kafka"]["assignment"] == "all_partitions"
+
+
+def test_replicated_sidecars_each_read_the_whole_stream(
+    kube: ModuleType, model_chart: Any, tmp_path: Path
+) -> None:
+    """Three model replicas on a topic that two models share: each sidecar assigns itself
+    every partition and monitors only its model; an explicit assignment wins over the
+    chart's default, and wholeStream: false leaves the replicas in one group."""
+    shared = {"kafka": {"topics": ["scores"]},
+              "events": {"model_source": "key", "only_models": ["fraud-v2"]}}
+    objects = parse(model_chart.render(
+        {"replicaCount": 3, "driftwatch": {"settings": shared}},
+        name=RELEASE, namespace=NAMESPACE))
+    validate_all(kube, objects)
+    assert one(objects, "Deployment")["spec"]["replicas"] == 3
+    configmap = one(objects, "ConfigMap")
+    settings = yaml.safe_load(configmap["data"]["driftwatch.yaml"])
+    assert settings["kafka"]["assignment"] == "all_partitions"
+    assert settings["events"]["only_models"] == ["fraud-v2"]
+    agent = agent_container(one(objects, "Deployment")["spec"]["template"]["spec"])
+    result = config_validate(tmp_path, configmap["data"]["driftwatch.yaml"],
+                             container_env(agent))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    def assignment(values: dict[str, Any]) -> Any:
+        rendered = parse(model_chart.render({"driftwatch": values}, name=RELEASE,
+                                            namespace=NAMESPACE))
+        text = one(rendered, "ConfigMap")["data"]["driftwatch.yaml"]
+        return yaml.safe_load(text)["kafka"].get("assignment")
+
+    assert assignment({"sidecar": {"wholeStream": False}}) is None
+    assert assignment({"settings": {"kafka": {"assignment": "group"}}}) == "group"
 
 
 def test_sidecar_with_a_persistent_checkpoint(kube: ModuleType, model_chart: Any) -> None:

@@ -88,6 +88,7 @@ CHURN = Snapshot(
 AGENT = AgentSnapshot(
     monitors=(FRAUD, CHURN),
     rejected={"invalid_json": 3, "too_many_models": 2, "missing_field": 0},
+    skipped={"unwatched_model": 7},
     consumer_lag={("events", 0): 5, ("events", 1): 0},
     ready=True,
     started_time=T0,
@@ -106,6 +107,7 @@ EXPECTED_FAMILIES = {
     # name as exposed in the text format: (type, label names)
     "driftwatch_events_processed_total": ("counter", {"model"}),
     "driftwatch_events_rejected_total": ("counter", {"reason"}),
+    "driftwatch_events_skipped_total": ("counter", {"reason"}),
     "driftwatch_measure": ("gauge", {"model", "measure"}),
     "driftwatch_measure_normalized": ("gauge", {"model", "measure"}),
     "driftwatch_measure_threshold": ("gauge", {"model", "measure"}),
@@ -173,6 +175,8 @@ def test_processed_and_rejected_counters(registry: CollectorRegistry) -> None:
     assert value("driftwatch_events_rejected_total", {"reason": "invalid_json"}) == 3
     assert value("driftwatch_events_rejected_total", {"reason": "too_many_models"}) == 2
     assert value("driftwatch_events_rejected_total", {"reason": "missing_field"}) == 0
+    assert value("driftwatch_events_skipped_total", {"reason": "unwatched_model"}) == 7
+    assert value("driftwatch_events_rejected_total", {"reason": "unwatched_model"}) is None
 
 
 def test_measures_normalized_and_thresholds(registry: CollectorRegistry) -> None:

@@ -161,6 +161,7 @@ def consume_all(bootstrap: str, topic: str, count: int) -> list[Any]:
         ({"group_id": "g", "value_deserializer": bytes}, {"topics": ["a"]}, "deserializer"),
         ({"group_id": "g"}, {"topics": "abc"}, "string"),
         ({"group_id": "g"}, {"topics": ["a"], "backoff_max_s": 0.01}, "backoff_max_s"),
+        ({}, {"pattern": "a.*", "whole_stream": True}, "whole_stream needs topics"),
     ],
 )
 def test_source_checks_its_configuration(
@@ -294,6 +295,56 @@ def test_two_sources_split_partitions_without_loss_or_duplicates(broker: TansuBr
         a.close()
         b.close()
     assert sorted(r.value for r in got) == sorted(first + second), "no loss, no duplicates"
+
+
+def test_whole_stream_sources_each_read_every_partition_and_commit_nothing(
+    broker: TansuBroker,
+) -> None:
+    """Three whole-stream sources (the sidecars of a three-replica model) each get every
+    partition at once, without a group join, and each read every record exactly once, in
+    order within each partition; a topic created later is picked up at a probe; a
+    partition the caller gives an offset for starts there; nothing is committed."""
+    create_topic(broker.bootstrap, partitions=3)
+    first = produce(broker.bootstrap, values("a", 90), partitions=3)
+    calls: list[set[TopicPartition]] = []
+
+    def restore(partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        calls.append(partitions)
+        return {}
+
+    def whole_stream(on_assigned: Any) -> KafkaSource:
+        return KafkaSource(group_config(broker.bootstrap, ""), topics=[TOPIC, "later"],
+                           on_assigned=on_assigned, whole_stream=True, poll_timeout_s=0.2,
+                           probe_interval_s=0.3, request_timeout_s=1.0)
+
+    sources = [whole_stream(restore) for _ in range(3)]
+    restored = whole_stream(lambda _: {TopicPartition(TOPIC, 1): 25})
+    everything = {TopicPartition(TOPIC, p) for p in range(3)}
+    try:
+        got = [poll_until([source], lambda got: len(got) >= 90) for source in sources]
+        assert calls == [everything] * 3, "all partitions at once, to each source"
+        for source, records in zip(sources, got, strict=True):
+            assert source.ready and source.assignment == everything
+            assert sorted(r.value for r in records) == sorted(first)
+            for partition in range(3):
+                assert [r.offset for r in records if r.partition == partition] == \
+                    list(range(30))
+            assert source.commit(next_offsets(records)) and source.commits == 0
+        late = poll_until([restored], lambda got: len(got) >= 65)
+        assert [r.offset for r in late if r.partition == 1] == list(range(25, 30))
+
+        create_topic(broker.bootstrap, "later", partitions=2)
+        second = produce(broker.bootstrap, values("b", 40), partitions=2, topic="later")
+        more = [poll_until([source], lambda got: len(got) >= 40) for source in sources]
+        for source, records in zip(sources, more, strict=True):
+            assert source.assignment == everything | {TopicPartition("later", 0),
+                                                      TopicPartition("later", 1)}
+            assert sorted(r.value for r in records) == sorted(second)
+        assert calls[3:] == [{TopicPartition("later", 0), TopicPartition("later", 1)}] * 3
+    finally:
+        for source in [*sources, restored]:
+            source.close()
+    assert committed(broker.bootstrap, "driftwatch", 3) == {0: -1, 1: -1, 2: -1}
 
 
 def test_lag_is_end_offset_minus_position(broker: TansuBroker) -> None:

@@ -77,9 +77,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 The settings file: .Values.settings as given (it mirrors driftwatch's settings model, see
-`driftwatch config schema`), plus two computed defaults: kafka.group_id and kafka.client_id
+`driftwatch config schema`), plus computed defaults: kafka.group_id and kafka.client_id
 are the release's fullname unless set, so that two releases never share a consumer group
-by accident (they would split each other's partitions).
+by accident (they would split each other's partitions); in sidecar mode with
+sidecar.wholeStream, kafka.assignment is all_partitions unless set, so that every replica of
+the model reads the whole stream.
 */}}
 {{- define "driftwatch.settingsDict" -}}
 {{- $settings := deepCopy (.Values.settings | default dict) }}
@@ -89,6 +91,9 @@ by accident (they would split each other's partitions).
 {{- end }}
 {{- if not (get $kafka "client_id") }}
 {{- $_ := set $kafka "client_id" (include "driftwatch.fullname" .) }}
+{{- end }}
+{{- if and (eq .Values.mode "sidecar") .Values.sidecar.wholeStream (not (get $kafka "assignment")) }}
+{{- $_ := set $kafka "assignment" "all_partitions" }}
 {{- end }}
 {{- $_ := set $settings "kafka" $kafka }}
 {{- toYaml $settings }}
