@@ -29,7 +29,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from driftwatch.core.events import Event
+from driftwatch.core.events import valid_event
 from driftwatch.io.decode import (
     MAX_EVENT_TIME_S,
     Decoded,
@@ -50,8 +50,10 @@ except ImportError:  # the fast extra is not installed: the standard library's p
     _orjson_loads = None
 
 _ABSENT = object()
-_new_event = Event.__new__
-_set = object.__setattr__
+
+plain_event = valid_event
+"""The event of values this path accepted: they already are what Event's own checks make of
+its arguments, so it is built without checking again (validation happens once, here)."""
 
 
 def json_library() -> str:
@@ -177,14 +179,3 @@ def _values(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], Values |
 
     return values
 
-
-def plain_event(y_true: int, y_score: float, y_pred: int | None, ts: float | None) -> Event:
-    """The :class:`Event` of values the fast path accepted. They already are what Event's
-    own checks make of its arguments (an int class, a finite float score and time), so it is
-    built without checking again."""
-    built = _new_event(Event)
-    _set(built, "y_true", y_true)
-    _set(built, "y_score", y_score)
-    _set(built, "y_pred", y_pred)
-    _set(built, "ts", ts)
-    return built
