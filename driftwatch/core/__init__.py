@@ -13,6 +13,6 @@ the boundary nothing checks them again: the monitor feeds the window's
 :meth:`~driftwatch.core.detectors.base.Detector.update_valid`, whose inputs are valid by
 construction (the monitor's configuration refuses a bounded detector on a measure that can
 leave its bounds). The building blocks' own public ``update`` methods check their arguments,
-for whoever uses them directly; a bad value anywhere public gets a ``ValueError`` naming it
-and changes nothing. (A hot path paid for three checks of every event before.)
+for whoever uses them directly; a bad value anywhere public gets a clear error naming it and
+changes nothing (``Monitor.update`` of anything but an Event: ``TypeError``).
 """
