@@ -22,9 +22,12 @@ replay the issue measured (:data:`OLD_RELEASE`, extracted from this repository's
 ``git archive`` and run with the same interpreter) against today's ``driftwatch replay``, each
 a child process on the same files, interleaved, in the child's CPU time (user + system, from
 ``os.wait4``) and in wall time: one model and four models at 200 000 records, and one model
-at 1 000 000 in the full run, where start-up weighs less. The old release's defaults differ
-from today's, so its results are not compared; today's command's ``--json`` report is checked
-against the per-record path's.
+at 1 000 000 in the full run, where start-up weighs less. Both versions run from compiled
+bytecode, as installed packages do (an untimed run of each compiles it into a cache of its
+own, even where ``PYTHONDONTWRITEBYTECODE`` is set: otherwise every timed run recompiles
+both versions' modules, a tenth of a second of start-up that no installation pays). The old
+release's defaults differ from today's, so its results are not compared; today's command's
+``--json`` report is checked against the per-record path's.
 """
 
 from __future__ import annotations
