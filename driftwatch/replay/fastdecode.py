@@ -3,8 +3,8 @@
 :func:`driftwatch.io.decode.decode` is the one set of rules for turning a record into an
 event; a replay must accept and reject exactly what the agent does. Most recorded records are
 plain valid events, though, and for those the decoder's generality (standard-library JSON,
-every check written for every kind of bad value, the event's own validation after it) costs
-most of a replay's time. :class:`FastDecoder` accepts only records that are plainly valid —
+every check written for every kind of bad value) costs most of a replay's time.
+:class:`FastDecoder` accepts only records that are plainly valid —
 a JSON object whose label is exactly a configured class, whose score is a finite float or
 int, whose prediction and time are absent, null or plain numbers, and whose model id passes
 the decoder's model id rule — and builds the same :class:`~driftwatch.io.decode.Decoded` the
@@ -178,4 +178,3 @@ def _values(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], Values |
         return model, y_true, score, y_pred, ts
 
     return values
-
