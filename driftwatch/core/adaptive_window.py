@@ -124,17 +124,15 @@ class AdaptiveWindow(PrequentialWindow):
         """Updates at which ADWIN cut its window (a change in the error rate)."""
         return self._cuts
 
-    def update(self, y_true: int, y_score: float, y_pred: int | None = None) -> None:
-        """Append one event, then shrink to ADWIN's width. Rejected input changes nothing.
-
-        Raises:
-            ValueError: an argument is invalid (as for the fixed window).
-        """
-        super().update(y_true, y_score, y_pred)
+    def update_valid(self, y_true: int, y_score: float, y_pred: int | None = None) -> None:
+        """Append one event, then shrink to ADWIN's width. :meth:`update` checks the
+        arguments first (rejected input changes nothing) and calls this; unchecked, as for
+        the fixed window."""
+        super().update_valid(y_true, y_score, y_pred)
         label, _, cell = self._events[-1]
         adwin = self._adwin
         width_before = adwin.width
-        adwin.update(1.0 if (cell & 1) != label else 0.0)
+        adwin.update_valid(1.0 if (cell & 1) != label else 0.0)
         width = adwin.width
         if width <= width_before:  # the input added one; anything less is a cut
             self._cuts += 1

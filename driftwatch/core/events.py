@@ -3,6 +3,11 @@
 Events are what every window, monitor and detector consumes. They are plain values: the
 Kafka decoder, the simulator and the replay reader all produce them, and the core never needs
 to know where they came from.
+
+An event's values are checked once, where they enter: :class:`Event`'s constructor checks
+them (an embedder's ``Event(y, s)``), and a decoder that has checked a record's values
+itself builds the event with :func:`valid_event`, which does not check them again. Inside
+the core an :class:`Event` is trusted: nothing downstream re-checks its label or score.
 """
 
 from __future__ import annotations
@@ -56,3 +61,22 @@ class Event:
             object.__setattr__(self, "y_pred", check_label(self.y_pred, "y_pred"))
         if self.ts is not None and not math.isfinite(self.ts):
             raise ValueError(f"ts must be a finite number of seconds, got {self.ts!r}")
+
+
+_new_event = Event.__new__
+_set = object.__setattr__
+
+
+def valid_event(y_true: int, y_score: float, y_pred: int | None = None,
+                ts: float | None = None) -> Event:
+    """The :class:`Event` of values that are already what its constructor makes of its
+    arguments (a 0/1 ``int`` class, a finite ``float`` score and time), built without
+    checking them again: for a decoder that has just checked them (a replay builds one per
+    record, and the second check was a measurable part of its cost). Anything else must go
+    through ``Event(...)``, which checks."""
+    event = _new_event(Event)
+    _set(event, "y_true", y_true)
+    _set(event, "y_score", y_score)
+    _set(event, "y_pred", y_pred)
+    _set(event, "ts", ts)
+    return event

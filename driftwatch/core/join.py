@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftwatch.core.config_error import ConfigError
-from driftwatch.core.events import Event, check_label, check_score
+from driftwatch.core.events import Event, check_label, check_score, valid_event
 from driftwatch.core.state import check_state
 
 STATE_VERSION = 1
@@ -174,8 +174,9 @@ class Joined:
         return self.label_ts - self.prediction_ts
 
     def event(self) -> Event:
-        """The window's event; its time is the prediction time."""
-        return Event(self.y_true, self.y_score, self.y_pred, self.prediction_ts)
+        """The window's event; its time is the prediction time. Its values were checked
+        when the prediction and the label were built, so not again."""
+        return valid_event(self.y_true, self.y_score, self.y_pred, self.prediction_ts)
 
 
 def _joined(prediction: Prediction, label: Label) -> Joined:

@@ -475,16 +475,25 @@ class Monitor:
         return len(self._window) == self._window_size
 
     def update(self, event: Event) -> list[Alarm]:
-        """Take one event; return the alarms it raised (usually none)."""
+        """Take one event; return the alarms it raised (usually none).
+
+        The event's values were checked when it was built (validation happens once, at the
+        boundary: :class:`Event`'s constructor or the decoder), so nothing here checks them
+        again; anything but an :class:`Event` is refused with ``TypeError``, the monitor
+        unchanged.
+        """
+        if not isinstance(event, Event):
+            raise TypeError(f"event must be an Event, got {type(event).__name__}: {event!r}")
         return self.update_values(event.y_true, event.y_score, event.y_pred, event.ts)
 
     def update_values(self, y_true: int, y_score: float, y_pred: int | None,
                       ts: float | None) -> list[Alarm]:
         """:meth:`update` with the event's values, which must be what :class:`Event` makes of
-        its arguments (an int class, a finite float score and time): a replay's decoder
-        builds them so, and saves building an :class:`Event` per record."""
+        its arguments (a 0/1 int class and prediction, a finite float score and time) and are
+        not checked again: a replay's decoder checks a record's values and passes them on
+        without building an :class:`Event` per record."""
         window = self._window
-        window.update(y_true, y_score, y_pred)
+        window.update_valid(y_true, y_score, y_pred)
         self._events = count = self._events + 1
         if ts is not None:
             self._last_event_time = ts
@@ -533,7 +542,7 @@ class Monitor:
             drifted = False
             for index, detector in enumerate(state.detectors):
                 before = detector.state
-                level = detector.update(z)
+                level = detector.update_valid(z)
                 state.shown[index] = level
                 if level is _DRIFT:
                     drifted = True
@@ -579,7 +588,7 @@ class Monitor:
         state.fed = fed = state.fed + 1
         for index, detector in enumerate(state.detectors):
             before = detector.state
-            level = detector.update(x)
+            level = detector.update_valid(x)
             if level is _STABLE:  # nearly always
                 state.shown[index] = _STABLE
                 continue

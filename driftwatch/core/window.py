@@ -102,7 +102,7 @@ class PrequentialWindow:
     :meth:`from_state`                        O(d log d)
     ========================================  ==========
 
-    Once the window is full, an update is the validation, one
+    Once the window is full, an update is the validation (none in :meth:`update_valid`), one
     :meth:`~driftwatch.core.measures.auc.AUCPairs.replace` (four bisections of sorted score
     lists: the evicted event's position among its class and rank among the other, and the
     same for the arriving event) and two cell counts.
@@ -175,24 +175,33 @@ class PrequentialWindow:
             score = y_score
         else:
             score = check_score(y_score, "y_score")
+        self.update_valid(label, score, None if y_pred is None else check_label(y_pred, "y_pred"))
+
+    def update_valid(self, y_true: int, y_score: float, y_pred: int | None = None) -> None:
+        """:meth:`update` of arguments that are already what its checks make of them (a 0/1
+        ``int`` label and prediction, a finite ``float`` score), without checking them again.
+
+        The monitor's path: its events were checked once, where they entered the core
+        (:class:`~driftwatch.core.events.Event`'s constructor, or a decoder that checked the
+        record), and the window is not a second boundary. Anything else corrupts the counts.
+        """
         if y_pred is None:
-            cell = 2 * label + 1 if score >= self._threshold else 2 * label
+            cell = 2 * y_true + 1 if y_score >= self._threshold else 2 * y_true
         else:
-            cell = 2 * label + check_label(y_pred, "y_pred")
-        # Everything below is validated input: no exception can leave the window half-updated.
-        if label == self._last:
+            cell = 2 * y_true + y_pred
+        if y_true == self._last:
             cell += _HIT
-        self._last = label
+        self._last = y_true
         events = self._events
         counts = self._counts
         if len(events) == self._size:
             old_label, old_score, old_cell = events.popleft()
-            self._pairs.replace(old_label, old_score, label, score)
+            self._pairs.replace(old_label, old_score, y_true, y_score)
             counts[old_cell] -= 1
             self._label_before = old_label
         else:
-            self._pairs.add(label, score)
-        events.append((label, score, cell))
+            self._pairs.add(y_true, y_score)
+        events.append((y_true, y_score, cell))
         counts[cell] += 1
 
     def __len__(self) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from driftwatch.core.events import Event, check_score
+from driftwatch.core.events import Event, check_score, valid_event
 from driftwatch.core.join import Label, Prediction
 
 logger = logging.getLogger(__name__)
@@ -268,7 +268,8 @@ def _decode(value: bytes | None, key: bytes | None, fmt: EventFormat) -> Decoded
     model = _model(obj, key, fmt)
     if isinstance(model, Rejected):
         return model
-    return Decoded(model, Event(y_true, y_score, y_pred, ts))
+    # Every value was checked above (the decoder is the boundary): not checked again.
+    return Decoded(model, valid_event(y_true, y_score, y_pred, ts))
 
 
 def _as_score(value: object, fmt: EventFormat) -> float | None:

@@ -3,8 +3,8 @@
 :func:`driftwatch.io.decode.decode` is the one set of rules for turning a record into an
 event; a replay must accept and reject exactly what the agent does. Most recorded records are
 plain valid events, though, and for those the decoder's generality (standard-library JSON,
-every check written for every kind of bad value, the event's own validation after it) costs
-most of a replay's time. :class:`FastDecoder` accepts only records that are plainly valid —
+every check written for every kind of bad value) costs most of a replay's time.
+:class:`FastDecoder` accepts only records that are plainly valid —
 a JSON object whose label is exactly a configured class, whose score is a finite float or
 int, whose prediction and time are absent, null or plain numbers, and whose model id passes
 the decoder's model id rule — and builds the same :class:`~driftwatch.io.decode.Decoded` the
@@ -29,7 +29,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from driftwatch.core.events import Event
+from driftwatch.core.events import valid_event
 from driftwatch.io.decode import (
     MAX_EVENT_TIME_S,
     Decoded,
@@ -50,8 +50,10 @@ except ImportError:  # the fast extra is not installed: the standard library's p
     _orjson_loads = None
 
 _ABSENT = object()
-_new_event = Event.__new__
-_set = object.__setattr__
+
+plain_event = valid_event
+"""The event of values this path accepted: they already are what Event's own checks make of
+its arguments, so it is built without checking again (validation happens once, here)."""
 
 
 def json_library() -> str:
@@ -176,15 +178,3 @@ def _values(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], Values |
         return model, y_true, score, y_pred, ts
 
     return values
-
-
-def plain_event(y_true: int, y_score: float, y_pred: int | None, ts: float | None) -> Event:
-    """The :class:`Event` of values the fast path accepted. They already are what Event's
-    own checks make of its arguments (an int class, a finite float score and time), so it is
-    built without checking again."""
-    built = _new_event(Event)
-    _set(built, "y_true", y_true)
-    _set(built, "y_score", y_score)
-    _set(built, "y_pred", y_pred)
-    _set(built, "ts", ts)
-    return built

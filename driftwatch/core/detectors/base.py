@@ -123,9 +123,20 @@ class Detector(ABC):
             value = x
         else:
             value = _check_input(x, self.input_range)
+        return self.update_valid(value)
+
+    def update_valid(self, x: float) -> DetectorState:
+        """:meth:`update` of an input that is already a finite ``float`` inside
+        :attr:`input_range`, without checking it again.
+
+        The monitor's path: what it feeds is valid by construction (a 0/1 error, a measure
+        it skips while undefined, a normalized value in [0, 1], a block's finite z-score;
+        its configuration refuses a bounded detector on a measure that can leave the
+        bounds), so the detector is not a second boundary.
+        """
         if self._state is _DRIFT:
             self._after_drift()
-        state = self._state = self._update(value)
+        state = self._state = self._update(x)
         return state
 
     def reset(self) -> None:

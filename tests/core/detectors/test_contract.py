@@ -156,6 +156,16 @@ def test_returned_state_matches_properties(cls: type[Detector]) -> None:
         assert DetectorState.DRIFT in seen or DetectorState.WARNING in seen  # not vacuous
 
 
+def test_update_valid_is_update_on_valid_inputs(cls: type[Detector]) -> None:
+    """The monitor's unchecked path gives update's states and state, input for input (its
+    inputs are valid by construction, so only the check is skipped)."""
+    checked, unchecked = cls(), cls()
+    stream = stream_for(cls)
+    states = [checked.update(x) for x in stream]
+    assert [unchecked.update_valid(x) for x in stream] == states
+    assert json.dumps(unchecked.export_state()) == json.dumps(checked.export_state())
+
+
 def constants_for(cls: type[Detector]) -> list[float]:
     if cls.name == "cusum":  # z-scores: a constant within ±k is no shift, one beyond it is
         return [0.0, 0.1, -0.5, 0.5]
