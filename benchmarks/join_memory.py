@@ -14,7 +14,8 @@ per record = the difference / N. Then it does what a checkpoint does with that s
 - ``labels``: N labels that wait for their prediction;
 - ``remembered``: N pairs joined, so N ids are remembered (to recognize replays);
 - ``signals``: N models' label-free signals with full windows and references (defaults:
-  window 1000, frozen reference of 10 000), per model instead of per record.
+  window 1000, frozen reference of 10 000), per model instead of per record;
+  ``signals_previous`` the same with ``reference: previous``.
 
 ``python -m benchmarks join_memory`` prints the table; ``main(quick)`` follows the
 convention of ``python -m benchmarks``.
@@ -28,7 +29,7 @@ import sys
 import tempfile
 
 CASES = (("predictions", 200_000), ("labels", 200_000), ("remembered", 200_000),
-         ("signals", 100))
+         ("signals", 100), ("signals_previous", 100))
 QUICK_CASES = (("predictions", 50_000), ("signals", 10))
 
 
@@ -54,7 +55,9 @@ def _child(case: str, count: int) -> dict[str, float | str]:
     # Bounds above the count, so that nothing is evicted while measuring.
     bounds = {"max_pending": max(count, 1000), "max_pending_labels": max(count, 1000),
               "remember": max(count, 1000)}
+    reference = "previous" if case == "signals_previous" else "frozen"
     settings = Settings.model_validate({"join": {"enabled": True, "kind_field": "kind",
+                                                 "score_drift": {"reference": reference},
                                                  **bounds}})
     delayed = settings.join.delayed_labels(lambda model: 0.5)
     rng = random.Random(7)
@@ -72,7 +75,7 @@ def _child(case: str, count: int) -> dict[str, float | str]:
             delayed.join.add_prediction(Prediction(event_id, "m", rng.random(), None, float(i)))
             delayed.join.add_label(Label(event_id, i & 1, float(i)))
         assert delayed.join.matched == count
-    elif case == "signals":
+    elif case in ("signals", "signals_previous"):
         # The reference (10 000), then a full window; each label at once, so that nothing
         # stays pending (and only the last `remember` = 1000 ids are remembered).
         for model in range(count):
@@ -115,7 +118,7 @@ def main(quick: bool = False) -> None:
     for case, count in QUICK_CASES if quick else CASES:
         r = measure(case, count)
         per = float(r["per_item_bytes"])
-        size = f"{per / 1024 / 1024:.2f} MiB" if case == "signals" else f"{per:.0f} B"
+        size = f"{per / 1024 / 1024:.2f} MiB" if case.startswith("signals") else f"{per:.0f} B"
         print(f"| {r['case']} | {r['count']} | {float(r['baseline_mib']):.1f} MiB "
               f"| {float(r['rss_mib']):.1f} MiB | {size} "
               f"| {float(r['save_peak_mib']):.1f} MiB | {float(r['save_s']):.2f} s |")
