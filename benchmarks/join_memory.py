@@ -47,7 +47,7 @@ def _child(case: str, count: int) -> dict[str, float | str]:
     import time
 
     import driftwatch.agent  # what `driftwatch run` imports
-    import driftwatch.cli  # noqa: F401
+    import driftwatch.commands.main  # noqa: F401
     from driftwatch.core.join import Label, Prediction
     from driftwatch.io.checkpoint import CheckpointStore
     from driftwatch.settings import Settings
