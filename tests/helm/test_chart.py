@@ -989,10 +989,10 @@ def test_install_notes_size_the_join_from_its_bounds(chart: Any) -> None:
     off["settings"]["join"]["score_drift"] = {"enabled": False}
     assert f"may need up to {join_memory_mib(signals_mib=0)} MiB" in notes(chart, off)
     assert "Memory:" not in notes(chart, SCALED)
-    # Sidecar mode: the sidecar's resources are the ones compared.
+    # Sidecar mode: the sidecar's resources are the ones compared, and a constant model id
+    # makes one model whatever limits.max_models says.
     sidecar = copy.deepcopy(SIDECAR)
     sidecar["settings"]["join"] = {"enabled": True, "kind_field": "kind", "max_pending": 500_000}
-    sidecar["settings"]["limits"] = {"max_models": 1}
     text = notes(chart, sidecar)
     assert f"may need up to {join_memory_mib(models=1, pending=500_000)} MiB" in text
     assert "WARNING: the memory limit (160Mi) is below that" in text
