@@ -15,7 +15,8 @@ import sys
 
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
               "hostile", "replay", "checkpoint", "kills", "comparison",
-              "score_drift", "state_topic", "handover")
+              "score_drift", "state_topic", "handover",
+              "join_memory")
 
 
 def _machine() -> str:

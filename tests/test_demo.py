@@ -23,9 +23,12 @@ from pathlib import Path
 import pytest
 
 from driftwatch.commands.main import main
+from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.demo import delayed as demo_delayed
 from driftwatch.demo.broker import BrokerUnavailable, resolve_tansu_binary
 from driftwatch.demo.run import DEFAULT_SCENARIO
+from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker, free_port
 from tests.conftest import tool_missing
@@ -40,6 +43,9 @@ RUN_S = 60.0
 FAST_RATE = "2500"
 
 ALARM = re.compile(r"^\s*ALARM\s+event (\d+): (\w+) (\w+) \((\w+)\)", re.MULTILINE)
+TIMED_ALARM = re.compile(r"^\s*ALARM\s+([\d.]+)s (prediction|label) (\d+): (\w+) (\w+) ",
+                         re.MULTILINE)
+"""An alarm of the delayed-labels demo: its record time, what it counts, the measure, level."""
 
 
 @pytest.fixture
@@ -155,6 +161,33 @@ def test_the_default_scenario_tells_its_story_with_the_default_monitor(seed: int
     assert all(n < ratio for n in auc_alarms), auc_alarms
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_delayed_labels_story_holds_with_the_default_settings(seed: int) -> None:
+    # The delayed demo's promise, on the pure core with the agent's default join and monitor
+    # settings: after the drift, a label-free alarm comes first, the labelled AUC alarm
+    # later, each stamped with the record time it became known; nothing before the drift.
+    settings = Settings.model_validate({"join": {"enabled": True, "kind_field": "kind"}})
+    delayed = settings.join.delayed_labels(lambda model: 0.5)
+    monitor = Monitor("demo", settings.monitoring.monitor_config("demo"))
+    stream = generate(demo_delayed.SCENARIO, seed=seed, length=demo_delayed.LENGTH, rate=500.0,
+                      **demo_delayed.PARAMETERS)
+    change_s = demo_delayed.PARAMETERS["change_at"] / 500.0
+    alarms = []
+    for record in demo_delayed.records(stream, "demo", demo_delayed.LabelDelay()):
+        if isinstance(record, Prediction):
+            joined, raised = delayed.add_prediction(record)
+            alarms += raised
+        else:
+            joined = delayed.add_label(record)
+        if joined is not None:
+            alarms += monitor.update(joined.event())
+    assert all(a.event_time is not None and a.event_time >= change_s for a in alarms), alarms
+    first_score = next(a for a in alarms if a.measure in demo_delayed.SCORE_MEASURES)
+    first_auc = next(a for a in alarms if a.measure == "auc")
+    assert alarms.index(first_score) < alarms.index(first_auc)
+    assert first_score.event_time < first_auc.event_time  # type: ignore[operator]
+
+
 # -- the demo, end to end ------------------------------------------------------------------
 
 
@@ -182,6 +215,39 @@ def test_demo_runs_the_scenario_and_finds_the_real_drift_only(
     assert "Traceback" not in output
     assert_no_broker_left(broker_port)
     assert not accepts(demo.metrics_port)
+
+
+def test_delayed_labels_demo_shows_the_score_alarm_before_the_auc_alarm(
+    tmp_path: Path, demos: list[Demo]
+) -> None:
+    # 5x faster than the default, labels 4 s late on average: the drift at prediction 12000
+    # comes 4.8 s in, the predictions end at 6.4 s, the labels 4 s later.
+    demo = Demo(tmp_path, "--delayed-labels", "--rate", FAST_RATE, "--label-delay", "4")
+    demos.append(demo)
+    broker_port = demo.broker_port
+    url = demo.wait_for(r"^\s+metrics\s+(http://\S+/metrics)").group(1)
+    demo.wait_for(r"^\s+\d+s\s+[1-9]\d*\s+[1-9]\d*\s")  # predictions and labels joined
+    status, body = http_get(url)
+    assert status == 200 and b'driftwatch_join_pending_predictions{model="demo"}' in body
+
+    assert demo.wait_exit(RUN_S) == 0, demo.output()
+    output = demo.output()
+    assert "the scenario is over: every event reached the agent" in output
+    alarms = [(float(at), kind, measure, level)
+              for at, kind, _, measure, level in TIMED_ALARM.findall(output)]
+    scores = [a for a in alarms if a[1] == "prediction" and a[3] == "drift"]
+    aucs = [a for a in alarms if a[2] == "auc" and a[3] == "drift"]
+    assert scores and aucs, output
+    # In the order they were printed, the scores' alarm first; by their record times too.
+    assert alarms.index(scores[0]) < alarms.index(aucs[0]), output
+    assert 4.8 <= scores[0][0] < aucs[0][0], output
+    assert all(kind == "label" for _, kind, measure, _ in alarms
+               if measure not in demo_delayed.SCORE_MEASURES)
+    lead = re.search(r"lead time of the scores over the labels: ([\d.]+) s", output)
+    assert lead is not None, output
+    assert float(lead.group(1)) == pytest.approx(aucs[0][0] - scores[0][0], abs=0.11)
+    assert "Traceback" not in output
+    assert_no_broker_left(broker_port)
 
 
 def test_ctrl_c_stops_everything_and_exits_0(tmp_path: Path, demos: list[Demo]) -> None:

@@ -599,9 +599,11 @@ def test_delayed_labels_join_back_to_the_events(delay: str) -> None:
     join = Join(max_age=math.inf, max_label_age=math.inf)
     pairs = [p for r in records if (p := (join.add_prediction(r) if isinstance(r, Prediction)
                                           else join.add_label(r))) is not None]
-    # Every event comes back whole, in the order its label arrived.
-    assert [(p.event(), p.label_ts) for p in pairs] == [
-        (events[int(lab.event_id[1:])], lab.ts) for lab in labels]
+    # Every event comes back whole, in the order its label arrived, stamped with the
+    # label's time, and keeps its prediction time.
+    assert [(p.event(), p.prediction_ts) for p in pairs] == [
+        (replace(events[int(lab.event_id[1:])], ts=lab.ts), events[int(lab.event_id[1:])].ts)
+        for lab in labels]
     assert [p.label_ts for p in pairs] == sorted(p.label_ts for p in pairs)
 
 

@@ -34,6 +34,8 @@ from driftwatch.commands.arguments import (
     positive_float,
     positive_int,
 )
+from driftwatch.demo import delayed as demo_delayed
+from driftwatch.demo.delayed import LabelDelay
 from driftwatch.demo.display import describe_change_points
 from driftwatch.demo.run import (
     DEFAULT_RATE,
@@ -82,8 +84,23 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                       help="port of /metrics on 127.0.0.1 (default: 9108; 0: any free port)")
     demo.add_argument("--broker-port", type=port_number, default=None, metavar="PORT",
                       help="port of the embedded broker on 127.0.0.1 (default: a free one)")
+    late = demo.add_argument_group(
+        "delayed labels", "predictions now, labels later, as separate records the agent joins; "
+        f"the scores are watched meanwhile (default scenario then: {demo_delayed.SCENARIO} "
+        f"with drop={demo_delayed.PARAMETERS['drop']} at prediction "
+        f"{demo_delayed.PARAMETERS['change_at']}, {demo_delayed.LENGTH} predictions)")
+    late.add_argument("--delayed-labels", action="store_true",
+                      help="show a score-drift alarm arriving before the labelled AUC alarm")
+    late.add_argument("--label-delay", type=positive_float, default=demo_delayed.LABEL_DELAY_S,
+                      metavar="SECONDS", help="mean delay of a label (default: "
+                                              f"{demo_delayed.LABEL_DELAY_S:g})")
+    late.add_argument("--delay-distribution", choices=DELAY_DISTRIBUTIONS,
+                      default=demo_delayed.DELAY_DISTRIBUTION,
+                      help=f"fixed, exponential or lognormal (default: "
+                           f"{demo_delayed.DELAY_DISTRIBUTION})")
     add_config_argument(demo)
-    demo.set_defaults(handler=_demo)
+    # --scenario's default depends on --delayed-labels (_demo).
+    demo.set_defaults(handler=_demo, scenario=None)
 
     simulate = commands.add_parser(
         "simulate",
@@ -177,6 +194,13 @@ def _demo(args: argparse.Namespace) -> int:
     base = load_settings_or_report(args.config)
     if base is None:
         return EXIT_INVALID
+    delay = LabelDelay(args.delay_distribution, args.label_delay) if args.delayed_labels \
+        else None
+    if args.scenario is None:
+        args.scenario = DEFAULT_SCENARIO if delay is None else demo_delayed.SCENARIO
+        if delay is not None:  # the story's drift, unless --param or --length say otherwise
+            args.param = [*demo_delayed.PARAMETERS.items(), *args.param]
+            args.length = args.length or demo_delayed.LENGTH
     try:
         (stream,) = _streams(args, [DEMO_MODEL]).values()
     except ValueError as exc:
@@ -186,7 +210,7 @@ def _demo(args: argparse.Namespace) -> int:
         if port and port_in_use(port, LOOPBACK):
             return _fail("demo", f"port {port} ({what}) is already in use on {LOOPBACK}; "
                                  f"choose another with {option}")
-    return DemoRun(args, base, binary, stream).run()
+    return DemoRun(args, base, binary, stream, delay=delay).run()
 
 
 # ------------------------------------------------------------------------------------------

@@ -10,6 +10,16 @@ its model's prequential window in the order the truth became known (paper 000, Â
 is evaluated when its label is known), and keeps its prediction time, so the label delay
 (label time âˆ’ prediction time) is measured too.
 
+**Whose time a pair has in the window.** The event a pair gives its monitor
+(:meth:`Joined.event`) carries the *label's* time: the moment the pair entered the window,
+so an alarm it raises is stamped with the moment that alarm could first be known
+(``Alarm.event_time``), on the same clock as the label-free alarms of the predictions (stamped
+with their prediction time, when they fire). The prediction time would backdate a labelled
+alarm by the label delay (days, for chargebacks), put it before score alarms that fired long
+before it, and, since labels overtake each other, jump back and forth along the window; the
+label times follow the window's order. The prediction time stays on the pair
+(:attr:`Joined.prediction_ts`), for the label delay.
+
 **Bounds.** Nothing waits without limit. Pending predictions are bounded per model by count
 (``max_pending``) and by age (``max_age``); labels that arrive before their prediction wait
 too, bounded by count (``max_pending_labels``, over all models: a label names no model) and
@@ -174,9 +184,10 @@ class Joined:
         return self.label_ts - self.prediction_ts
 
     def event(self) -> Event:
-        """The window's event; its time is the prediction time. Its values were checked
-        when the prediction and the label were built, so not again."""
-        return valid_event(self.y_true, self.y_score, self.y_pred, self.prediction_ts)
+        """The window's event; its time is the label time, when the pair entered the window
+        (module docstring: an alarm it raises is stamped with the moment it was known). Its
+        values were checked when the prediction and the label were built, so not again."""
+        return valid_event(self.y_true, self.y_score, self.y_pred, self.label_ts)
 
 
 def _joined(prediction: Prediction, label: Label) -> Joined:

@@ -11,7 +11,9 @@ topic; the agent, in-process on a thread, with settings built here (the embedded
 a simulated model producing the scenario's events on another thread
 (:class:`~driftwatch.demo.feed.Feed`). The main thread prints a progress line every second
 and each alarm as it fires (the agent's ``on_alarm`` hook), and at the end a verdict against
-the scenario's true change points.
+the scenario's true change points. With ``--delayed-labels`` the model sends predictions
+now and labels later, as separate records the agent joins, and the verdict gives the lead
+time of the label-free alarms over the labelled AUC alarm (:mod:`driftwatch.demo.delayed`).
 
 Lifecycle: the demo ends when the scenario's events are all processed, when ``--duration``
 has passed, or on Ctrl+C / SIGTERM (exit 0 in all three cases). Leaving the ExitStack then
@@ -38,8 +40,10 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from dataclasses import replace
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from driftwatch.demo import delayed as demo_delayed
+from driftwatch.demo.delayed import DelayedDisplay, LabelDelay
 from driftwatch.demo.display import Display
 from driftwatch.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from driftwatch.signals import stop_on_signals
@@ -96,15 +100,21 @@ class DemoRun:
             sections (:func:`demo_settings`) and keeps the rest (monitors, event format).
         binary: the Tansu executable.
         stream: the simulated model's events (their times are reset when it starts).
+        delay: with ``--delayed-labels``, how late the labels come
+            (:mod:`driftwatch.demo.delayed`); None: each event carries its label.
     """
 
     def __init__(self, args: argparse.Namespace, base: Settings, binary: str,
-                 stream: SimulatedStream, out: TextIO | None = None) -> None:
+                 stream: SimulatedStream, out: TextIO | None = None,
+                 delay: LabelDelay | None = None) -> None:
         self.args = args
         self.base = base
         self.binary = binary
         self.stream = stream
-        self.display = Display(sys.stdout if out is None else out)
+        self.delay = delay
+        out = sys.stdout if out is None else out
+        self.display = Display(out) if delay is None else DelayedDisplay(
+            out, delay, base.join.score_drift.reference_size)
         self.stop = threading.Event()
         """Set by Ctrl+C or SIGTERM: the run ends and everything stops in order."""
         self._alarms: queue.SimpleQueue[Alarm] = queue.SimpleQueue()
@@ -141,7 +151,7 @@ class DemoRun:
         """Start every part into ``stack``; None when all run, else the exit status."""
         from driftwatch.agent import Agent, producer_config
         from driftwatch.demo.broker import BrokerUnavailable, EmbeddedBroker
-        from driftwatch.demo.feed import Feed, FeedError, ensure_topic
+        from driftwatch.demo.feed import Feed, FeedError, JoinTopics, ensure_topic
 
         try:
             broker = self._broker = stack.enter_context(
@@ -149,6 +159,8 @@ class DemoRun:
         except (BrokerUnavailable, OSError) as exc:
             return _fail("demo", f"cannot start the embedded broker: {exc}")
         settings = demo_settings(self.base, broker.bootstrap, self.args.port)
+        if self.delay is not None:
+            settings = demo_delayed.join_settings(settings)
         producer_options = producer_config(settings.kafka.consumer_config())
         try:
             ensure_topic(producer_options, DEMO_TOPIC)
@@ -177,8 +189,15 @@ class DemoRun:
         # Event times count from now, when the model starts producing.
         self.stream = SimulatedStream(replace(self.stream.scenario, start_ts=time.time()),
                                       self.stream.seed)
-        feed = self._feed = Feed(producer_options, DEMO_TOPIC, {DEMO_MODEL: self.stream},
-                                 rate=self.args.rate, fmt=settings.events.event_format())
+        streams: dict[str, Any] = {DEMO_MODEL: self.stream}
+        join = None
+        if self.delay is not None:  # predictions now, labels later, on the demo topic
+            assert isinstance(self.display, DelayedDisplay)
+            self.display.start(self.stream, lambda: agent.snapshot.join)
+            streams = {DEMO_MODEL: demo_delayed.records(self.stream, DEMO_MODEL, self.delay)}
+            join = JoinTopics(DEMO_TOPIC, DEMO_TOPIC, settings.join.join_format())
+        feed = self._feed = Feed(producer_options, DEMO_TOPIC, streams, rate=self.args.rate,
+                                 fmt=settings.events.event_format(), join=join)
         self._feed_worker = stack.enter_context(_Worker("feed", feed.run, FEED_STOP_TIMEOUT_S))
         self.display.table_header()
         return None
@@ -210,7 +229,8 @@ class DemoRun:
             now = time.monotonic()
             snapshot = _model_snapshot(agent)
             processed = 0 if snapshot is None else snapshot.events
-            handled = processed + sum(agent.snapshot.rejected.values())
+            handled = processed + sum(agent.snapshot.rejected.values()) \
+                if self.delay is None else demo_delayed.handled(agent.snapshot)
             # An alarm comes at once, the values in its line with the next snapshot: show it
             # when the snapshot has caught up, so the lines read in event order.
             while not self._alarms.empty():

@@ -135,8 +135,10 @@ def test_the_scores_alarm_before_the_labels_can() -> None:
             joined = delayed.add_label(r)
         if joined is not None:
             drift = [a for a in monitor.update(joined.event()) if a.level == "drift"]
+            # A labelled alarm is stamped with the time of the label that raised it.
+            assert all(a.event_time == joined.label_ts for a in drift)
             if drift and first_label_alarm is None and joined.prediction_ts >= change_at / rate:
-                first_label_alarm = joined.label_ts
+                first_label_alarm = drift[0].event_time
     assert not early  # no false alarm on the 20 000 predictions before the change
     assert first_score_alarm is not None and first_label_alarm is not None
     # The scores alarm within two minutes (1200 predictions) of the change; the first label

@@ -254,10 +254,12 @@ def test_a_lagging_labels_topic_expires_nothing() -> None:
     assert all(p is not None for p in pairs) and join.matched == 100
 
 
-def test_joined_event_carries_the_prediction_time() -> None:
+def test_joined_event_carries_the_label_time() -> None:
+    # The pair enters the window when its label arrives: its alarms are stamped then.
     pair = Joined("m", "a", 1, 0.25, None, 10.0, 70.0)
     event = pair.event()
-    assert (event.y_true, event.y_score, event.y_pred, event.ts) == (1, 0.25, None, 10.0)
+    assert (event.y_true, event.y_score, event.y_pred, event.ts) == (1, 0.25, None, 70.0)
+    assert pair.prediction_ts == 10.0 and pair.delay == 60.0
 
 
 @pytest.mark.parametrize(("make", "message"), [

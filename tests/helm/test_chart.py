@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import re
 import shutil
@@ -974,6 +975,66 @@ def test_sidecar_pod_monitor_scrapes_the_model_pods(kube: ModuleType, model_char
         template["metadata"]["labels"].items()
     assert monitor["spec"]["podMetricsEndpoints"][0]["port"] in {
         p["name"] for p in agent_container(template["spec"])["ports"]}
+
+
+def notes(chart: Any, values: Mapping[str, Any]) -> str:
+    """What ``helm install`` prints after installing with ``values``."""
+    rendered = chart.render(copy.deepcopy(dict(values)), name=RELEASE, namespace=NAMESPACE)
+    return next(text for path, text in rendered.items() if path.endswith("NOTES.txt"))
+
+
+def join_memory_mib(models: int = 100, window: int = 1000, pending: int = 100_000,
+                    labels: int = 100_000, remember: int = 100_000,
+                    signals_mib: float = 1.2) -> int:
+    """The chart's formula (values.yaml, above resources; benchmarks/join_memory.py)."""
+    return math.ceil(60 + 0.42 * window * models / 1024
+                     + (640 * pending * models + 500 * labels + 140 * remember) / 2**20
+                     + signals_mib * models)
+
+
+JOINED = {"settings": {"kafka": {"bootstrap_servers": ["kafka:9092"],
+                                 "topics": ["predictions", "labels"]},
+                       "join": {"enabled": True, "predictions_topic": "predictions",
+                                "labels_topic": "labels"}}}
+
+
+def test_install_notes_size_the_join_from_its_bounds(chart: Any) -> None:
+    # The defaults' bounds (100 models x 100 000 pending predictions) need ~6.2 GiB: far
+    # above the default limit, which the notes say, with the keys to change.
+    text = notes(chart, JOINED)
+    need = join_memory_mib()
+    assert 6300 < need < 6400
+    assert f"may need up to {need} MiB" in text
+    assert "WARNING: the memory limit (256Mi) is below that" in text
+    assert f"Raise resources.limits.memory to {need}Mi" in text
+    # Bounds sized for the traffic, and a limit that covers them: the total, no warning.
+    sized = copy.deepcopy(JOINED)
+    sized["settings"]["join"].update(
+        max_pending=20_000, max_pending_labels=5000, remember=20_000,
+        score_drift={"reference": "previous"})
+    sized["settings"]["limits"] = {"max_models": 10}
+    sized["settings"]["monitoring"] = {"defaults": {"window_size": 5000}}
+    need = join_memory_mib(models=10, window=5000, pending=20_000, labels=5000,
+                           remember=20_000, signals_mib=2.8)
+    for limit, warned in (("1Gi", False), (f"{need}Mi", False), (f"{need - 1}Mi", True),
+                          (f"{need * 2**20}", False), ("0.1G", True)):
+        values = {**sized, "resources": {"limits": {"memory": limit}}}
+        text = notes(chart, values)
+        assert f"may need up to {need} MiB" in text, limit
+        assert ("WARNING: the memory limit" in text) == warned, limit
+    # Label-free signals off: their share goes; no join: no memory note at all.
+    off = copy.deepcopy(JOINED)
+    off["settings"]["join"]["score_drift"] = {"enabled": False}
+    assert f"may need up to {join_memory_mib(signals_mib=0)} MiB" in notes(chart, off)
+    assert "Memory:" not in notes(chart, SCALED)
+    # Sidecar mode: the sidecar's resources are the ones compared, and a constant model id
+    # makes one model whatever limits.max_models says.
+    sidecar = copy.deepcopy(SIDECAR)
+    sidecar["settings"]["join"] = {"enabled": True, "kind_field": "kind", "max_pending": 500_000}
+    text = notes(chart, sidecar)
+    assert f"may need up to {join_memory_mib(models=1, pending=500_000)} MiB" in text
+    assert "WARNING: the memory limit (160Mi) is below that" in text
+    assert "Raise sidecar.resources.limits.memory" in text
 
 
 def test_readme_values_table_is_current() -> None:

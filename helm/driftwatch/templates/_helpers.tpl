@@ -348,3 +348,39 @@ list: the NetworkPolicy's default egress ports. */}}
 {{- end }}
 {{- toJson $ports }}
 {{- end }}
+
+{{/*
+Memory, in MiB, the agent may need at a checkpoint save with settings.join enabled, from the
+settings' bounds (the formula in values.yaml, above resources; measured in
+benchmarks/join_memory.py): the monitors, 60 MiB + 0.42 KiB x window_size x max_models, plus
+the join at its bounds, 640 B x max_pending x max_models + 500 B x max_pending_labels +
+140 B x remember, plus each model's label-free signals, 1.2 MiB (2.8 MiB with
+reference: previous; none when score_drift is off). The defaults are the settings model's;
+with events.model_source constant (a sidecar's usual form) there is one model.
+*/}}
+{{- define "driftwatch.joinMemoryMiB" -}}
+{{- $settings := .Values.settings | default dict }}
+{{- $join := $settings.join | default dict }}
+{{- $drift := $join.score_drift | default dict }}
+{{- $models := dig "limits" "max_models" 100 $settings | float64 }}
+{{- if eq (dig "events" "model_source" "" $settings) "constant" }}{{ $models = 1.0 }}{{ end }}
+{{- $window := dig "monitoring" "defaults" "window_size" 1000 $settings | float64 }}
+{{- $signals := ternary 2.8 1.2 (eq (dig "reference" "frozen" $drift) "previous") }}
+{{- if not (dig "enabled" true $drift) }}{{ $signals = 0.0 }}{{ end }}
+{{- $monitors := addf 60 (divf (mulf 0.42 $window $models) 1024) }}
+{{- $records := addf (mulf 640 (dig "max_pending" 100000 $join | float64) $models)
+      (mulf 500 (dig "max_pending_labels" 100000 $join | float64))
+      (mulf 140 (dig "remember" 100000 $join | float64)) }}
+{{- addf $monitors (divf $records 1048576) (mulf $signals $models) | ceil | int }}
+{{- end }}
+
+{{/* A memory quantity (Ki/Mi/Gi/Ti, k/M/G/T or bytes) in whole MiB; "" when not one. */}}
+{{- define "driftwatch.quantityMiB" -}}
+{{- $q := toString . }}
+{{- $bytes := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 }}
+{{- if regexMatch "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$" $q }}
+{{- $number := regexReplaceAll "[^0-9.]" $q "" | float64 }}
+{{- $unit := regexReplaceAll "^[0-9.]+" $q "" }}
+{{- divf (mulf $number (get $bytes $unit)) 1048576 | floor | int }}
+{{- end }}
+{{- end }}
