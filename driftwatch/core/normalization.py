@@ -38,7 +38,7 @@ n/(2·q·(n − q)) ≥ 2/n — far above 5 ulp for every window crisp.py comput
 So each line (a row, or a column read from TP = P down) holds its counted cells as a suffix,
 and the count is a sum over lines of ``(line length) − (first index whose value is ≤ x)``.
 Per line that index comes from a closed form (solve M = x for the varying count; MCC gives a
-quadratic), is rounded to an integer k, and is *verified* on cell k and the neighbour that
+quadratic; :mod:`driftwatch.core.measures.estimates`), is rounded to an integer k, and is *verified* on cell k and the neighbour that
 settles it (k − 1 if k is ≤ x, else k + 1) with crisp.py's own functions evaluated on numpy
 arrays, bit-identical to its scalar path; a line whose guess fails (rare: float ties,
 degenerate lines) is bisected on the side the guess points to. Every comparison is one that
@@ -47,7 +47,9 @@ only decide how much work that takes.
 
 The lines run along the smaller class: rows for P ≤ N, columns for P > N (accuracy, balanced
 accuracy, G-mean, κ and MCC are symmetric in the classes, so they swap P and N instead; recall
-has identical columns, so it searches one). Lines are processed in chunks of ``_CHUNK``.
+has identical columns, so it searches one): each measure's
+:class:`~driftwatch.core.measures.registry.Normalization` records which. Lines are processed
+in chunks of ``_CHUNK``.
 
 Cost: ``count_at_most`` and ``normalize`` take O(min(P, N) + 1) array work (two measure
 evaluations per line) in a few dozen numpy calls per chunk of lines, plus O(log max(P, N)) per
@@ -87,14 +89,18 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from driftwatch.core.measures import crisp
-from driftwatch.core.measures.crisp import NORMALIZABLE
+from driftwatch.core.measures import registry
+from driftwatch.core.measures.estimates import Estimate
+from driftwatch.core.measures.registry import Normalization
 
 __all__ = ["NORMALIZABLE", "count_at_most", "normalize", "threshold"]
 
+NORMALIZABLE: tuple[str, ...] = tuple(m.name for m in registry.BUILTIN if m.normalizable)
+"""The built-in measures paper 003 normalizes (a measure's ``normalization`` in the registry
+says whether and how)."""
+
 FloatArray = npt.NDArray[np.float64]
 ArrayMeasure = Callable[[FloatArray, FloatArray, FloatArray, FloatArray], "float | FloatArray"]
-Estimate = Callable[[FloatArray, float, int, int], FloatArray]
 
 _CHUNK = 8192
 """Lines per chunk: bounds memory (a few dozen arrays of _CHUNK floats, ~2 MB) and keeps them in
@@ -106,91 +112,6 @@ grids up to this size): 16 384 floats, far cheaper than the counts it saves."""
 
 _SAMPLE_SIDE = 64
 """``threshold`` models the distribution of values with a regular 64 × 64 subgrid."""
-
-_SYMMETRIC = frozenset({"accuracy", "balanced_accuracy", "gmean", "kappa", "mcc"})
-"""Measures unchanged when the classes swap (TP↔TN, FP↔FN, P↔N), bit for bit in crisp.py."""
-
-_UNIT = frozenset(NORMALIZABLE) - {"kappa", "mcc"}
-"""Measures whose every cell value (a correctly rounded ratio in [0, 1]) lies in [0, 1]."""
-
-
-# Closed-form estimates of the real index s* at which a line crosses x. Rows: c = TP, s = FP;
-# columns: c = FP, s = FN. Only a guess: every guess is verified against crisp.py's values, so
-# rounding here costs at most a bisection, never a wrong count. Unit measures see x in [0, 1),
-# κ and MCC any x in [−2, 2]; grids whose every cell is 0 never reach these.
-
-
-def _accuracy_rows(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # (TP + N − FP) / n ≤ x
-    return c + n_ - x * (p + n_)
-
-
-def _balanced_accuracy_rows(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # (TP·N + TN·P) / (2PN) ≤ x
-    return n_ * (c / p + 1.0 - 2.0 * x)
-
-
-def _gmean_rows(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # TP·TN / (PN) ≤ x²
-    return n_ - (x * x * p * n_) / c
-
-
-def _precision_rows(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # TP / (TP + FP) ≤ x
-    return c * (1.0 - x) / x
-
-
-def _precision_columns(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # (P − FN) / (P − FN + FP) ≤ x
-    return p - x * c / (1.0 - x)
-
-
-def _recall_columns(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # (P − FN) / P ≤ x
-    return np.full_like(c, p * (1.0 - x))
-
-
-def _f1_rows(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # 2TP / (TP + FP + P) ≤ x
-    return 2.0 * c / x - c - p
-
-
-def _f1_columns(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # 2(P − FN) / (2P − FN + FP) ≤ x
-    return (2.0 * p * (1.0 - x) - x * c) / (2.0 - x)
-
-
-def _kappa_rows(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # 2(TP·N − P·FP) / (TP(N − P) + P·n + (N − P)·FP) ≤ x, the denominator > 0 for P, N > 0;
-    # when 2P + x(N − P) ≤ 0 the line stays above x.
-    slope = 2.0 * p + x * (n_ - p)
-    crossing = (2.0 * c * n_ - x * (c * (n_ - p) + p * (p + n_))) / slope
-    return np.where(slope > 0, crossing, np.inf)
-
-
-def _mcc_rows(c: FloatArray, x: float, p: int, n_: int) -> FloatArray:
-    # (TP·n − P·q)² = x²·P·N·q(n − q) in q = TP + FP, the root on the side of x's sign.
-    n = p + n_
-    x2 = x * x
-    root = np.sqrt(n_ * (4.0 * c * (p - c) / p + x2 * n_))
-    q = n * ((2.0 * c + x2 * n_) - x * root) / (2.0 * (p + x2 * n_))
-    return q - c
-
-
-_ROW_ESTIMATES: dict[str, Estimate] = {
-    "accuracy": _accuracy_rows,
-    "balanced_accuracy": _balanced_accuracy_rows,
-    "gmean": _gmean_rows,
-    "precision": _precision_rows,
-    "f1": _f1_rows,
-    "kappa": _kappa_rows,
-    "mcc": _mcc_rows,
-}
-_COLUMN_ESTIMATES: dict[str, Estimate] = {
-    "precision": _precision_columns,
-    "recall": _recall_columns,
-    "f1": _f1_columns,
-}
 
 
 @dataclass(frozen=True)
@@ -217,27 +138,30 @@ class _Plan:
         return self.lines * (self.last + 1)
 
 
+def _normalization(name: str) -> Normalization:
+    """The registry's normalization of a measure ``_check`` accepted."""
+    normalization = registry.get(name).normalization
+    assert normalization is not None
+    return normalization
+
+
 def _plan(name: str, positives: int, negatives: int) -> _Plan:
-    measure: ArrayMeasure = getattr(crisp, name)
-    if name in _SYMMETRIC and positives > negatives:
+    spec = registry.get(name)
+    measure: ArrayMeasure = spec.counts  # type: ignore[assignment]  # array-capable formula
+    how = spec.normalization
+    assert how is not None
+    if how.symmetric and positives > negatives:
         positives, negatives = negatives, positives  # same cells, same floats, shorter lines
-    if name == "recall":
-        return _Plan(name, measure, _recall_columns, False, positives, negatives, 1, positives,
+    if how.identical_columns:
+        assert how.columns is not None
+        return _Plan(name, measure, how.columns, False, positives, negatives, 1, positives,
                      negatives + 1)
-    if name in _COLUMN_ESTIMATES and positives > negatives:
-        return _Plan(name, measure, _COLUMN_ESTIMATES[name], False, positives, negatives,
+    if how.columns is not None and positives > negatives:
+        return _Plan(name, measure, how.columns, False, positives, negatives,
                      negatives + 1, positives, 1)
-    return _Plan(name, measure, _ROW_ESTIMATES[name], True, positives, negatives,
+    assert how.rows is not None
+    return _Plan(name, measure, how.rows, True, positives, negatives,
                  positives + 1, negatives, 1)
-
-
-def _all_zero(name: str, positives: int, negatives: int) -> bool:
-    """Whether every cell is undefined or 0, so the grid is (P+1)(N+1) zeros."""
-    if name in ("balanced_accuracy", "gmean", "kappa", "mcc"):
-        return min(positives, negatives) == 0  # a class rate or P·N is 0 in every cell
-    if name in ("precision", "recall", "f1"):
-        return positives == 0  # TP = 0 everywhere
-    return positives == negatives == 0
 
 
 def _values(plan: _Plan, c: FloatArray, s: FloatArray) -> FloatArray:
@@ -326,10 +250,10 @@ def _bisect(plan: _Plan, x: float, c: FloatArray, lo: FloatArray, hi: FloatArray
 
 
 def _check(measure: str, positives: int, negatives: int) -> tuple[str, int, int]:
-    if measure not in NORMALIZABLE:
-        raise ValueError(
-            f"measure must be one of {', '.join(NORMALIZABLE)}; got {measure!r}"
-        )
+    spec = registry.find(measure) if isinstance(measure, str) else None
+    if spec is None or not spec.normalizable:
+        names = ", ".join(m.name for m in registry.measures() if m.normalizable)
+        raise ValueError(f"measure must be one of {names}; got {measure!r}")
     counts = []
     for name, count in (("positives", positives), ("negatives", negatives)):
         if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
@@ -370,12 +294,14 @@ def _count(name: str, p: int, n_: int, x: float) -> int:
     total = (p + 1) * (n_ + 1)
     if math.isnan(x):
         return 0
-    if _all_zero(name, p, n_):
+    how = _normalization(name)
+    if how.all_zero(p, n_):
         return total if x >= 0.0 else 0
-    if name in _UNIT or name == "kappa":  # values in [0, 1] (κ: [−1, 1]) as floats too
-        if x >= 1.0:
+    if how.bounds is not None:  # every value lies in the bounds as a float too
+        low, high = how.bounds
+        if x >= high:
             return total
-        if x < (0.0 if name in _UNIT else -1.0):
+        if x < low:
             return 0
     x = min(max(x, -2.0), 2.0)  # every value lies in [−1, 1] (MCC within a few ulp)
     plan = _plan(name, p, n_)
@@ -459,7 +385,7 @@ def threshold(measure: str, positives: int, negatives: int, u: float) -> float:
 @functools.lru_cache(maxsize=1024)
 def _kth_smallest(name: str, positives: int, negatives: int, rank: int) -> float:
     """The rank-th smallest cell value (1-based) of the grid."""
-    if _all_zero(name, positives, negatives):
+    if _normalization(name).all_zero(positives, negatives):
         return 0.0
     plan = _plan(name, positives, negatives)
     rank = -(-rank // plan.weight)  # rank among the plan's cells, each weight grid cells
@@ -491,12 +417,9 @@ class _Selection:
         self.plan = plan
         self.rank = rank
         # Bounds on every value: the answer lies between them before any count.
-        if plan.name == "mcc":  # a few ulp outside [−1, 1] at most
-            self.floor, self.ceiling = -1.0 - 2.0**-30, 1.0 + 2.0**-30
-        elif plan.name == "kappa":
-            self.floor, self.ceiling = -1.0, 1.0
-        else:
-            self.floor, self.ceiling = 0.0, 1.0
+        # Without exact bounds (MCC) values stray a few ulp outside [−1, 1] at most.
+        self.floor, self.ceiling = (_normalization(plan.name).bounds
+                                    or (-1.0 - 2.0**-30, 1.0 + 2.0**-30))
         self.below: int = 0
         self.below_x: float | None = None
         self.at_most: int = plan.cells

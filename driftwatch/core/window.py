@@ -24,11 +24,12 @@ from typing import Any
 
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.measures.auc import AUCPairs
-from driftwatch.core.measures.crisp import CONFUSION_MEASURES, CRISP_MEASURES, kappa_per
+from driftwatch.core.measures import registry
 from driftwatch.core.state import check_state
 
-MEASURE_NAMES: tuple[str, ...] = ("auc", *CRISP_MEASURES)
-"""Everything :meth:`PrequentialWindow.measures` reports, in its order."""
+MEASURE_NAMES: tuple[str, ...] = registry.names("window")
+"""The built-in measures :meth:`PrequentialWindow.measures` reports, in its order (measures
+registered later follow them: :func:`~driftwatch.core.measures.registry.window_measures`)."""
 
 STATE_VERSION = 1
 """Version of :meth:`PrequentialWindow.export_state`'s format; restore refuses any other."""
@@ -237,28 +238,31 @@ class PrequentialWindow:
         return self._pairs.auc
 
     def measure(self, name: str) -> float:
-        """One measure by name: ``"auc"`` or any name in ``CRISP_MEASURES``. O(1).
+        """One window measure of the registry by name (``"auc"``, ``"kappa"``, …). O(1) for
+        the built-in ones.
 
         Raises:
             ValueError: unknown name.
         """
-        if name == "auc":
-            return self._pairs.auc
-        tp, fp, fn, tn, hits = self._tally()
-        if name == "kappa_per":
-            return kappa_per(tp, fp, fn, tn, hits)
-        function = CONFUSION_MEASURES.get(name)
-        if function is None:
-            raise ValueError(f"name must be one of {', '.join(MEASURE_NAMES)}; got {name!r}")
-        return function(tp, fp, fn, tn)
+        measure = registry.find(name)
+        if measure is None or measure.kind != "window":
+            names = ", ".join(m.name for m in registry.window_measures())
+            raise ValueError(f"name must be one of {names}; got {name!r}")
+        counts = measure.counts
+        if counts is None:
+            return measure.value(self)
+        tp, fp, fn, tn, _ = self._tally()
+        return counts(tp, fp, fn, tn)
 
     def measures(self) -> dict[str, float]:
-        """Every measure, ``"auc"`` first then ``CRISP_MEASURES`` in order. O(1)."""
-        tp, fp, fn, tn, hits = self._tally()
-        values = {"auc": self._pairs.auc}
-        for name, function in CONFUSION_MEASURES.items():
-            values[name] = function(tp, fp, fn, tn)
-        values["kappa_per"] = kappa_per(tp, fp, fn, tn, hits)
+        """Every window measure of the registry, in its order (``"auc"`` first). O(1) for
+        the built-in ones."""
+        tp, fp, fn, tn, _ = self._tally()
+        values = {}
+        for measure in registry.window_measures():
+            counts = measure.counts
+            values[measure.name] = (measure.value(self) if counts is None
+                                    else counts(tp, fp, fn, tn))
         return values
 
     def _tally(self) -> tuple[int, int, int, int, int]:

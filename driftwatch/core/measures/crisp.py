@@ -148,33 +148,19 @@ def kappa_per(tp: int, fp: int, fn: int, tn: int, persistent_hits: int) -> float
     return _div(tp + tn - persistent_hits, n - persistent_hits)  # type: ignore[return-value]
 
 
-CONFUSION_MEASURES: dict[str, Measure] = {
-    "accuracy": accuracy,  # type: ignore[dict-item]
-    "error": error,
-    "precision": precision,  # type: ignore[dict-item]
-    "recall": recall,  # type: ignore[dict-item]
-    "specificity": specificity,
-    "balanced_accuracy": balanced_accuracy,  # type: ignore[dict-item]
-    "gmean": gmean,  # type: ignore[dict-item]
-    "harmonic_mean": harmonic_mean,
-    "f1": f1,  # type: ignore[dict-item]
-    "kappa": kappa,  # type: ignore[dict-item]
-    "mcc": mcc,  # type: ignore[dict-item]
-    "kappa_m": kappa_m,
-}
-"""Measures that depend on the confusion matrix alone, by name."""
+def __getattr__(name: str) -> object:
+    """The name-keyed views of the built-in measures, computed from the measure registry
+    (:mod:`~driftwatch.core.measures.registry`, which holds each measure's formula, range and
+    normalization): ``CONFUSION_MEASURES`` (name → formula over TP, FP, FN, TN),
+    ``CRISP_MEASURES`` (every crisp measure a window reports, in order) and ``NORMALIZABLE``
+    (the measures paper 003 normalizes). Looked up lazily: the registry imports this module."""
+    from driftwatch.core.measures import registry
 
-CRISP_MEASURES: tuple[str, ...] = (*CONFUSION_MEASURES, "kappa_per")
-"""Every crisp measure a window reports, in a stable order."""
-
-NORMALIZABLE: tuple[str, ...] = (
-    "accuracy",
-    "balanced_accuracy",
-    "kappa",
-    "gmean",
-    "f1",
-    "precision",
-    "recall",
-    "mcc",
-)
-"""The measures paper 003 normalizes for the class ratio; each takes numpy rows too."""
+    crisp = [m for m in registry.BUILTIN if m.kind == "window" and m.name != "auc"]
+    if name == "CONFUSION_MEASURES":
+        return {m.name: m.counts for m in crisp if m.counts is not None}
+    if name == "CRISP_MEASURES":
+        return tuple(m.name for m in crisp)
+    if name == "NORMALIZABLE":
+        return tuple(m.name for m in crisp if m.normalizable)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

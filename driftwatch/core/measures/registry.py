@@ -1,0 +1,342 @@
+"""The measure registry: one :class:`Measure` per measure, holding everything about it.
+
+A measure's name, its formula (over the window's confusion counts, or a hook on the window for
+a measure the counts cannot give, like AUC), its good direction, its range, whether and how
+paper 003 normalizes it for the class ratio, when it is undefined and how it is described are
+all fields of one frozen object. The window evaluates what the registry lists, the monitor
+takes directions, ranges and normalizability from it, normalization its grid-search facts,
+the settings the names a watch may name, and the generated metrics reference its table; so a
+new measure is one :func:`register` call, and a measure that is not a confusion-matrix measure
+needs nothing of the window but its public reads (see ``window`` below).
+
+Three kinds of entries (:attr:`Measure.kind`):
+
+- ``"window"``: reported over the prequential window (``driftwatch_measure``), watchable by
+  window watches; AUC first, then the crisp measures of paper 002 §5 and paper 003 Table I.
+- ``"event"``: ``error_stream``, the per-event crisp error (1 when the prediction is wrong),
+  DDM's input; fed from the first event, never reported as a window value.
+- ``"block"``: the per-class error rates a blocks watch computes on each closed block (FN/P and
+  FP/N); the class ratio cannot move them.
+
+The order of registration is the order of reports: the window's measures come out as
+``auc`` first, then the crisp measures, then anything registered later.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from driftwatch.core.measures import crisp, estimates
+from driftwatch.core.measures.estimates import Estimate
+
+Kind = Literal["window", "event", "block"]
+AllZeroWhen = Literal["a class is missing", "no positives", "empty window"]
+
+
+class ConfusionView(Protocol):
+    """A window's confusion matrix (positive class = label 1)."""
+
+    @property
+    def tp(self) -> int: ...
+
+    @property
+    def fp(self) -> int: ...
+
+    @property
+    def fn(self) -> int: ...
+
+    @property
+    def tn(self) -> int: ...
+
+
+class WindowView(Protocol):
+    """What a window hook may read from a :class:`~driftwatch.core.window.PrequentialWindow`:
+    its public reads only, so a new hook never needs the window changed."""
+
+    @property
+    def auc(self) -> float: ...
+
+    @property
+    def positives(self) -> int: ...
+
+    @property
+    def negatives(self) -> int: ...
+
+    @property
+    def persistent_hits(self) -> int: ...
+
+    @property
+    def confusion(self) -> ConfusionView: ...
+
+    def __len__(self) -> int: ...
+
+    def export_state(self) -> dict[str, Any]: ...
+
+
+Counts = Callable[[int, int, int, int], float]
+"""A formula over TP, FP, FN, TN (NaN when undefined, never an exception)."""
+
+WindowHook = Callable[[WindowView], float]
+"""A measure of the window that its confusion counts cannot give (NaN when undefined)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Normalization:
+    """How class-ratio normalization (paper 003, eq. 10) searches a measure's grid.
+
+    The grid holds every confusion matrix at P, N; along each of its lines (rows: TP fixed,
+    FP growing; columns: FP fixed, FN growing) the measure must be non-increasing once
+    undefined cells count as 0, which :mod:`driftwatch.core.normalization` proves for the
+    built-in measures and relies on.
+
+    Attributes:
+        rows: closed-form guess of where a row crosses a value
+            (:mod:`~driftwatch.core.measures.estimates`); None only with ``identical_columns``.
+        columns: the same along columns, used when P > N (shorter lines); None: rows always.
+        symmetric: the value is unchanged, bit for bit, when the classes swap (TP↔TN, FP↔FN),
+            so P > N is searched as N, P instead.
+        identical_columns: every column holds the same values (recall: TP alone decides), so
+            one column is searched and counts N + 1 times.
+        all_zero_when: when every cell of the grid is undefined or 0.
+        bounds: every cell value, as a float, lies in [low, high]; None when rounding can
+            step a few ulp outside [−1, 1] (MCC).
+    """
+
+    rows: Estimate | None
+    columns: Estimate | None = None
+    symmetric: bool = False
+    identical_columns: bool = False
+    all_zero_when: AllZeroWhen = "a class is missing"
+    bounds: tuple[float, float] | None = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if self.rows is None and not self.identical_columns:
+            raise ValueError("normalization: rows is needed unless identical_columns")
+        if self.identical_columns and self.columns is None:
+            raise ValueError("normalization: identical_columns needs a columns estimate")
+
+    def all_zero(self, positives: int, negatives: int) -> bool:
+        """Whether every cell at P, N is undefined or 0."""
+        if self.all_zero_when == "a class is missing":
+            return min(positives, negatives) == 0
+        if self.all_zero_when == "no positives":
+            return positives == 0
+        return positives == negatives == 0
+
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """Everything driftwatch knows about one measure.
+
+    Attributes:
+        name: the key in settings, snapshots and the ``measure`` label (lower-case letters,
+            digits, ``_``).
+        label: how a figure names it (``"G-mean"``, ``"κ"``).
+        description: what it is, one sentence (the metrics reference's table).
+        undefined: when it is NaN (NaN is never exported; see the exporter).
+        kind: ``"window"``, ``"event"`` or ``"block"`` (the module docstring).
+        counts: the formula over the window's confusion counts (every crisp measure but κper).
+        window: a hook reading the window, for a window measure without ``counts``.
+        higher_is_better: False when a rise is bad (error rates): the default ``direction``
+            of its watches.
+        unit_range: its raw values always lie in [0, 1], so detectors that need inputs in
+            [0, 1] (DDM) may watch it raw.
+        normalization: how paper 003 normalizes it; None when it has no normalization.
+        counterpart: for a ``"block"`` measure, the window measure showing the same rate
+            (what a replay figure draws for it).
+    """
+
+    name: str
+    label: str
+    description: str
+    undefined: str
+    kind: Kind = "window"
+    counts: Counts | None = None
+    window: WindowHook | None = None
+    higher_is_better: bool = True
+    unit_range: bool = True
+    normalization: Normalization | None = None
+    counterpart: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ValueError(f"measure name must be lower-case letters, digits and _, "
+                             f"starting with a letter; got {self.name!r}")
+        if self.kind not in ("window", "event", "block"):
+            raise ValueError(f"measure {self.name}: kind must be window, event or block, "
+                             f"got {self.kind!r}")
+        if self.kind == "window":
+            if (self.counts is None) == (self.window is None):
+                raise ValueError(f"measure {self.name}: a window measure has exactly one of "
+                                 "counts (a formula over TP, FP, FN, TN) and window (a hook)")
+        elif self.counts is not None or self.window is not None:
+            raise ValueError(f"measure {self.name}: an {self.kind} measure is computed by the "
+                             "monitor; it has no counts or window formula")
+        if self.normalization is not None and self.counts is None:
+            raise ValueError(f"measure {self.name}: normalization needs a counts formula "
+                             "(it is a count over confusion matrices)")
+
+    @property
+    def normalizable(self) -> bool:
+        """Whether paper 003 normalizes it for the class ratio."""
+        return self.normalization is not None
+
+    def value(self, window: WindowView) -> float:
+        """Its value on ``window``: the hook, or the formula on the window's confusion counts.
+        ``ValueError`` for an event or block measure, which no window holds."""
+        if self.window is not None:
+            return self.window(window)
+        if self.counts is None:
+            raise ValueError(f"measure {self.name} is a {self.kind} measure, not a window's")
+        confusion = window.confusion
+        return self.counts(confusion.tp, confusion.fp, confusion.fn, confusion.tn)
+
+
+def _auc(window: WindowView) -> float:
+    return window.auc
+
+
+def _kappa_per(window: WindowView) -> float:
+    confusion = window.confusion
+    return crisp.kappa_per(confusion.tp, confusion.fp, confusion.fn, confusion.tn,
+                           window.persistent_hits)
+
+
+_DIVIDES = "its denominator is 0"
+_BOTH = "the window lacks a class"
+
+BUILTIN: tuple[Measure, ...] = (
+    Measure("auc", "AUC", "Prequential AUC: the share of (positive, negative) pairs whose "
+            "scores are in the right order, ties counted half (paper 000).", _BOTH,
+            window=_auc),
+    Measure("accuracy", "accuracy", "(TP + TN) / n.", "the window is empty",
+            counts=crisp.accuracy,  # type: ignore[arg-type]
+            normalization=Normalization(estimates.accuracy_rows, symmetric=True,
+                                        all_zero_when="empty window")),
+    Measure("error", "error", "(FP + FN) / n, 1 − accuracy.", "the window is empty",
+            counts=crisp.error, higher_is_better=False),
+    Measure("precision", "precision", "TP / (TP + FP): the share of predicted positives that "
+            "are positive.", "nothing is predicted positive",
+            counts=crisp.precision,  # type: ignore[arg-type]
+            normalization=Normalization(estimates.precision_rows, estimates.precision_columns,
+                                        all_zero_when="no positives")),
+    Measure("recall", "recall", "TP / P: the true-positive rate (sensitivity).",
+            "the window has no positive", counts=crisp.recall,  # type: ignore[arg-type]
+            normalization=Normalization(None, estimates.recall_columns,
+                                        identical_columns=True, all_zero_when="no positives")),
+    Measure("specificity", "specificity", "TN / N: the true-negative rate.",
+            "the window has no negative", counts=crisp.specificity),
+    Measure("balanced_accuracy", "balanced accuracy", "(recall + specificity) / 2.", _BOTH,
+            counts=crisp.balanced_accuracy,  # type: ignore[arg-type]
+            normalization=Normalization(estimates.balanced_accuracy_rows, symmetric=True)),
+    Measure("gmean", "G-mean", "√(recall · specificity), the geometric mean of the class "
+            "accuracies.", _BOTH, counts=crisp.gmean,  # type: ignore[arg-type]
+            normalization=Normalization(estimates.gmean_rows, symmetric=True)),
+    Measure("harmonic_mean", "harmonic mean", "2 / (1/recall + 1/specificity), 0 when either "
+            "rate is 0 (paper 002, §5.2).", _BOTH, counts=crisp.harmonic_mean),
+    Measure("f1", "F1", "2·TP / (2·TP + FP + FN): the harmonic mean of precision and recall.",
+            "the window has no positive and nothing is predicted positive",
+            counts=crisp.f1,  # type: ignore[arg-type]
+            normalization=Normalization(estimates.f1_rows, estimates.f1_columns,
+                                        all_zero_when="no positives")),
+    Measure("kappa", "κ", "Cohen's κ against a chance classifier with the same marginals "
+            "(paper 002, §5.1).", "chance agreement is 1 (one class, predicted as such)",
+            counts=crisp.kappa, unit_range=False,  # type: ignore[arg-type]
+            normalization=Normalization(estimates.kappa_rows, symmetric=True,
+                                        bounds=(-1.0, 1.0))),
+    Measure("mcc", "MCC", "Matthews correlation of labels and predictions.",
+            "a class, or a predicted class, is missing", counts=crisp.mcc,  # type: ignore[arg-type]
+            unit_range=False,
+            normalization=Normalization(estimates.mcc_rows, symmetric=True, bounds=None)),
+    Measure("kappa_m", "κm", "κ against the window's majority-class classifier (paper 002, "
+            "§5.3).", "every event is of the majority class", counts=crisp.kappa_m,
+            unit_range=False),
+    Measure("kappa_per", "κper", "κ against the persistent classifier, which repeats the "
+            "previous label (paper 002, §5.4.1).", "every event repeats its predecessor's "
+            "label", window=_kappa_per, unit_range=False),
+    Measure("error_stream", "error stream", "The per-event crisp error, 1 when the prediction "
+            "is wrong: DDM's input, fed at every event.", "never", kind="event",
+            higher_is_better=False),
+    Measure("false_negative_rate", "false-negative rate", "FN / P over a closed block's "
+            "positives (blocks watches only).", "never (a block holds both classes)",
+            kind="block", higher_is_better=False, counterpart="recall"),
+    Measure("false_positive_rate", "false-positive rate", "FP / N over a closed block's "
+            "negatives (blocks watches only).", "never (a block holds both classes)",
+            kind="block", higher_is_better=False, counterpart="specificity"),
+)
+"""The measures driftwatch ships, in report order."""
+
+_MEASURES: dict[str, Measure] = {m.name: m for m in BUILTIN}
+_WINDOW: list[tuple[Measure, ...]] = [tuple(m for m in BUILTIN if m.kind == "window")]
+
+
+def get(name: str) -> Measure:
+    """The measure called ``name``; ``ValueError`` listing every name for an unknown one."""
+    measure = _MEASURES.get(name)
+    if measure is None:
+        raise ValueError(f"unknown measure {name!r}; measures: {', '.join(_MEASURES)}")
+    return measure
+
+
+def find(name: str) -> Measure | None:
+    """The measure called ``name``, or None."""
+    return _MEASURES.get(name)
+
+
+def measures() -> tuple[Measure, ...]:
+    """Every registered measure, in report order."""
+    return tuple(_MEASURES.values())
+
+
+def window_measures() -> tuple[Measure, ...]:
+    """The measures a window reports, in report order (``auc`` first)."""
+    return _WINDOW[0]
+
+
+def names(kind: Kind | None = None) -> tuple[str, ...]:
+    """The registered names, of one kind or all, in report order."""
+    return tuple(m.name for m in _MEASURES.values() if kind is None or m.kind == kind)
+
+
+def register(measure: Measure) -> None:
+    """Add a measure: windows report it from their next read, monitors watch it, exporters
+    export it. ``ValueError`` if the name is taken.
+
+    Only window measures can be added: event and block measures are computed by the
+    monitor's own code.
+    """
+    if not isinstance(measure, Measure):
+        raise ValueError(f"register takes a Measure, got {type(measure).__name__}")
+    if measure.name in _MEASURES:
+        raise ValueError(f"measure {measure.name} is already registered")
+    if measure.kind != "window":
+        raise ValueError(f"measure {measure.name}: only window measures can be registered; "
+                         f"{measure.kind} measures are computed by the monitor")
+    _MEASURES[measure.name] = measure
+    _WINDOW[0] = (*_WINDOW[0], measure)
+
+
+def unregister(name: str) -> None:
+    """Remove a measure added by :func:`register`; the built-in ones stay."""
+    if any(m.name == name for m in BUILTIN):
+        raise ValueError(f"measure {name} is built in and cannot be unregistered")
+    get(name)
+    del _MEASURES[name]
+    _WINDOW[0] = tuple(m for m in _WINDOW[0] if m.name != name)
+
+
+@contextmanager
+def registered(measure: Measure) -> Iterator[Measure]:
+    """Register ``measure`` for the ``with`` block, then unregister it."""
+    register(measure)
+    try:
+        yield measure
+    finally:
+        unregister(measure.name)
