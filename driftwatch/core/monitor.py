@@ -36,7 +36,7 @@ from driftwatch.core.config_error import ConfigError, Problem
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector, DetectorState
 from driftwatch.core.events import Event
-from driftwatch.core.measures.crisp import CRISP_MEASURES, NORMALIZABLE
+from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.normalization import normalize, threshold
 from driftwatch.core.window import PrequentialWindow
 
@@ -53,22 +53,16 @@ FALSE_NEGATIVE_RATE = "false_negative_rate"
 FALSE_POSITIVE_RATE = "false_positive_rate"
 """Block pseudo-measure: FP/N over a block's negatives."""
 
-MEASURES: tuple[str, ...] = ("auc", *CRISP_MEASURES)
-"""Every measure a monitor reports, in a stable order."""
+MEASURES: tuple[str, ...] = measure_registry.names("window")
+"""The built-in measures a monitor reports, in a stable order (and after them any measure
+registered later: :func:`~driftwatch.core.measures.registry.window_measures`)."""
 
 BLOCK_MEASURES: tuple[str, ...] = ("auc", FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE)
 """What a block watch can watch (``feed="blocks"``)."""
 
-WATCHABLE: tuple[str, ...] = (*MEASURES, ERROR_STREAM, FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE)
-
-HIGHER_IS_WORSE = frozenset({"error", ERROR_STREAM, FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE})
-"""Measures whose rise is bad; for every other measure a drop is bad."""
-
-UNIT_RANGE = frozenset(
-    {"auc", "accuracy", "error", "precision", "recall", "specificity", "balanced_accuracy",
-     "gmean", "harmonic_mean", "f1", ERROR_STREAM, FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE}
-)
-"""Measures whose raw values always lie in [0, 1] (κ, κm, κper and MCC can go negative)."""
+WATCHABLE: tuple[str, ...] = measure_registry.names()
+"""The built-in names a :class:`Watch` may watch: the window's measures, ``error_stream`` and
+the two block rates (a measure registered later is watchable too)."""
 
 Direction = Literal["down", "up", "both"]
 Level = Literal["warning", "drift", "threshold"]
@@ -117,9 +111,10 @@ class Watch:
     feed: Feed = "window"
 
     def __post_init__(self) -> None:
-        if self.measure not in WATCHABLE:
-            raise ConfigError(("measure",),
-                              f"must be one of {', '.join(WATCHABLE)}; got {self.measure!r}")
+        measure = measure_registry.find(self.measure)
+        if measure is None:
+            names = ", ".join(measure_registry.names())
+            raise ConfigError(("measure",), f"must be one of {names}; got {self.measure!r}")
         if self.feed not in FEEDS:
             raise ConfigError(("feed",), f"must be window or blocks, got {self.feed!r}")
         if self.direction not in (None, "down", "up", "both"):
@@ -129,14 +124,15 @@ class Watch:
         if self.feed == "blocks":
             self._check_blocks()
             return
-        if self.measure in (FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE):
+        if measure.kind == "block":
             raise ConfigError(("feed",),
                               f"{self.measure} is measured on blocks only; set feed: blocks")
-        normalizable = self.measure in NORMALIZABLE
+        normalizable = measure.normalizable
         if self.normalized and not normalizable:
+            names = ", ".join(m.name for m in measure_registry.measures() if m.normalizable)
             raise ConfigError(
                 ("normalized",), f"{self.measure} has no class-ratio normalization; "
-                f"only {', '.join(NORMALIZABLE)} do"
+                f"only {names} do"
             )
         if self.floor is not None:
             if not normalizable:
@@ -144,7 +140,7 @@ class Watch:
             if not 0.0 <= self.floor <= 1.0:
                 raise ConfigError(("floor",),
                                   f"must be in [0, 1] (a normalized value), got {self.floor}")
-        unit_input = self.normalized or self.measure in UNIT_RANGE
+        unit_input = self.normalized or measure.unit_range
         for index, spec in enumerate(self.detectors):
             bounds = registry.get(spec.name).input_range
             if bounds is not None and not unit_input and bounds == (0.0, 1.0):
@@ -191,7 +187,7 @@ class Watch:
     def effective_direction(self) -> Direction:
         if self.direction is not None:
             return self.direction
-        return "up" if self.measure in HIGHER_IS_WORSE else "down"
+        return "down" if measure_registry.get(self.measure).higher_is_better else "up"
 
 
 DEFAULT_SAMPLE_EVERY = 25
@@ -342,8 +338,8 @@ class Snapshot:
     events: int
     positives: int
     negatives: int
-    values: Mapping[str, float]  # every measure of MEASURES, raw
-    normalized: Mapping[str, float]  # every NORMALIZABLE measure
+    values: Mapping[str, float]  # every window measure of the registry, raw
+    normalized: Mapping[str, float]  # every normalizable one
     thresholds: Mapping[str, float]  # raw thresholds of the watched floors
     detector_states: Mapping[tuple[str, str], str]  # (measure, detector) → stable/warning/drift
     alarms: Mapping[tuple[str, str, str], int]  # (measure, detector, level) → count
@@ -653,7 +649,8 @@ class Monitor:
         window = self._window
         positives, negatives = window.positives, window.negatives
         values = window.measures()
-        normalized = {m: normalize(m, positives, negatives, values[m]) for m in NORMALIZABLE}
+        normalized = {m.name: normalize(m.name, positives, negatives, values[m.name])
+                      for m in measure_registry.window_measures() if m.normalizable}
         thresholds = {s.watch.measure: s.threshold for s in self._sampled_watches
                       if s.watch.floor is not None}
         states = {

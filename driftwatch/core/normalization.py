@@ -38,7 +38,8 @@ n/(2·q·(n − q)) ≥ 2/n — far above 5 ulp for every window crisp.py comput
 So each line (a row, or a column read from TP = P down) holds its counted cells as a suffix,
 and the count is a sum over lines of ``(line length) − (first index whose value is ≤ x)``.
 Per line that index comes from a closed form (solve M = x for the varying count; MCC gives a
-quadratic; :mod:`driftwatch.core.measures.estimates`), is rounded to an integer k, and is *verified* on cell k and the neighbour that
+quadratic; :mod:`driftwatch.core.measures.estimates`), is rounded to an integer k, and is
+*verified* on cell k and the neighbour that
 settles it (k − 1 if k is ≤ x, else k + 1) with crisp.py's own functions evaluated on numpy
 arrays, bit-identical to its scalar path; a line whose guess fails (rare: float ties,
 degenerate lines) is bisected on the side the guess points to. Every comparison is one that

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftwatch.core.events import check_label, check_score
-from driftwatch.core.measures.auc import AUCPairs
 from driftwatch.core.measures import registry
+from driftwatch.core.measures.auc import AUCPairs
 from driftwatch.core.state import check_state
 
 MEASURE_NAMES: tuple[str, ...] = registry.names("window")

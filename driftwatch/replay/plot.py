@@ -31,7 +31,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from driftwatch.core.monitor import ERROR_STREAM, Alarm
+from driftwatch.core.measures import registry as measure_registry
+from driftwatch.core.monitor import Alarm
 from driftwatch.replay.run import ReplayAlarm, ReplayResult
 from driftwatch.replay.series import Series
 
@@ -42,12 +43,6 @@ LABEL_ROWS = 3
 MAX_PANELS = 8
 """Models drawn when no ``--model`` is given; more panels would be unreadable."""
 
-DISPLAY_NAMES = {
-    "auc": "AUC", "accuracy": "accuracy", "error": "error", "precision": "precision",
-    "recall": "recall", "specificity": "specificity", "balanced_accuracy": "balanced accuracy",
-    "gmean": "G-mean", "harmonic_mean": "harmonic mean", "f1": "F1", "kappa": "κ",
-    "mcc": "MCC", "kappa_m": "κm", "kappa_per": "κper", ERROR_STREAM: "error stream",
-}
 DETECTOR_NAMES = {"adwin": "ADWIN", "page_hinkley": "Page-Hinkley", "ddm": "DDM",
                   "threshold": "floor"}
 
@@ -83,7 +78,9 @@ def check_plot(path: str) -> None:
 
 
 def name_of(measure: str) -> str:
-    return DISPLAY_NAMES.get(measure, measure)
+    """How the figure names a measure: its registry label (``"G-mean"``, ``"κ"``)."""
+    spec = measure_registry.find(measure)
+    return measure if spec is None else spec.label
 
 
 XAxis = Literal["auto", "events", "time"]

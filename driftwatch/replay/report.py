@@ -15,7 +15,6 @@ from typing import Any
 
 from driftwatch.core.delayed import JoinSnapshot
 from driftwatch.core.measures.block import average_auc
-from driftwatch.core.monitor import MEASURES
 from driftwatch.replay.run import BadRecord, ReplayAlarm, ReplayResult
 
 SHOWN_BAD_RECORDS = 20
@@ -81,7 +80,7 @@ def render_text(result: ReplayResult, kafka: bool = False) -> str:
             [name, number(snapshot.values.get(name)),
              number(snapshot.normalized.get(name)),
              number(snapshot.thresholds.get(name))]
-            for name in MEASURES
+            for name in snapshot.values
         ]
         lines += _table(["measure", "raw", "normalized", "threshold"], rows, {1, 2, 3})
         if model in result.block_aucs:
@@ -210,7 +209,7 @@ def to_json(result: ReplayResult) -> dict[str, Any]:
                 "window_size": result.configs[model].window_size,
                 "positives": s.positives,
                 "negatives": s.negatives,
-                "measures": {name: _finite(s.values.get(name)) for name in MEASURES},
+                "measures": {name: _finite(v) for name, v in s.values.items()},
                 "normalized": {name: _finite(v) for name, v in s.normalized.items()},
                 "thresholds": {name: _finite(v) for name, v in s.thresholds.items()},
                 "detectors": {f"{m}/{d}": state for (m, d), state in s.detector_states.items()},

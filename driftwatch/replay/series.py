@@ -15,12 +15,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from driftwatch.core.measures.crisp import NORMALIZABLE
+from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.monitor import (
     ERROR_STREAM,
-    FALSE_NEGATIVE_RATE,
-    FALSE_POSITIVE_RATE,
-    MEASURES,
     Monitor,
     MonitorConfig,
 )
@@ -32,8 +29,10 @@ def check_measures(names: Iterable[str]) -> tuple[str, ...]:
     ``ValueError`` naming an unknown one."""
     result: list[str] = []
     for name in names:
-        if name not in MEASURES:
-            raise ValueError(f"unknown measure {name!r}; measures: {', '.join(MEASURES)}")
+        spec = measure_registry.find(name)
+        if spec is None or spec.kind != "window":
+            names = ", ".join(m.name for m in measure_registry.window_measures())
+            raise ValueError(f"unknown measure {name!r}; measures: {names}")
         if name not in result:
             result.append(name)
     return tuple(result)
@@ -44,8 +43,7 @@ def default_measures(config: MonitorConfig) -> tuple[str, ...]:
     (with detectors or a floor), so the figure shows what the alarms are about; a blocks
     watch of a per-class error rate shows as its window counterpart (false-negative rate:
     recall; false-positive rate: specificity)."""
-    counterpart = {FALSE_NEGATIVE_RATE: "recall", FALSE_POSITIVE_RATE: "specificity"}
-    watched = [counterpart.get(w.measure, w.measure) for w in config.watches
+    watched = [measure_registry.get(w.measure).counterpart or w.measure for w in config.watches
                if w.measure not in ("auc", ERROR_STREAM) and (w.detectors or w.floor is not None)]
     return check_measures(["auc", *watched])
 
@@ -80,7 +78,7 @@ class Series:
     def __post_init__(self) -> None:
         for name in self.measures:
             self.raw[name] = []
-            if name in NORMALIZABLE:
+            if measure_registry.get(name).normalizable:
                 self.normalized[name] = []
             if name in self.floors:
                 self.thresholds[name] = []
