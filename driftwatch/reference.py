@@ -2,13 +2,15 @@
 
 ``python -m driftwatch.reference`` rewrites ``docs/settings.md`` (every setting: key, type,
 default, environment variable, description, from the pydantic settings model) and
-``docs/metrics.md`` (every metric: name, type, labels, help, from the exporter's collector).
+``docs/metrics.md`` (every metric: name, type, labels, help, from the exporter's collector;
+then every value of the ``measure`` label, from the measure registry).
 ``tests/test_reference.py`` fails when either file is out of date.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import types
 from pathlib import Path
@@ -18,6 +20,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from driftwatch.core.measures import registry as measure_registry
 from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector
 from driftwatch.io.server import HttpCollector
@@ -167,8 +170,45 @@ def metrics_reference() -> str:
         "`process_virtual_memory_bytes`, `process_open_fds`, `process_max_fds`, "
         "`process_start_time_seconds` (Linux) and `python_info`.",
         "",
+        *measures_reference(),
     ]
     return "\n".join(lines)
+
+
+_KINDS = {
+    "window": "window (`driftwatch_measure`)",
+    "event": "every event (watches only)",
+    "block": "blocks (`feed: blocks` watches only)",
+}
+
+
+def _range(low: float, high: float) -> str:
+    left = "(−∞" if low == -math.inf else f"[{low:g}"
+    right = "∞)" if high == math.inf else f"{high:g}]"
+    return f"{left}, {right}"
+
+
+def measures_reference() -> list[str]:
+    """The ``measure`` label's values: one row per measure of the registry."""
+    lines = [
+        "## Measures",
+        "",
+        "The values of the `measure` label, from `driftwatch.core.measures.registry`. "
+        "*Bad change* is a watch's default `direction`; *normalized* measures also get "
+        "`driftwatch_measure_normalized` and can take a `floor`. An undefined value is not "
+        "exported.",
+        "",
+        "| measure | measured on | what | bad change | range | normalized | undefined when |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m in measure_registry.measures():
+        cells = (f"`{m.name}`", _KINDS[m.kind], m.description,
+                 "drop" if m.higher_is_better else "rise",
+                 _range(m.minimum, m.maximum),
+                 "yes" if m.normalizable else "no", m.undefined)
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    lines.append("")
+    return lines
 
 
 FILES = {"settings.md": settings_reference, "metrics.md": metrics_reference}

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, field_validator, model_validator
 
 from driftwatch.core.config_error import ConfigError
+from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.monitor import (
     DEFAULT_WATCHES,
     WATCHABLE,
@@ -63,8 +64,9 @@ class WatchSettings(_Section):
         default=None,
         description=(
             "The change that matters: down, up or both. None: the measure's bad direction "
-            "(a drop; a rise for error and error_stream). Given to every detector that takes "
-            "a direction and does not set its own."
+            "(a drop; a rise for "
+            + ", ".join(m.name for m in measure_registry.BUILTIN if not m.higher_is_better)
+            + "). Given to every detector that takes a direction and does not set its own."
         ),
     )
     floor: Annotated[float, Field(ge=0.0, le=1.0)] | None = Field(
@@ -84,8 +86,9 @@ class WatchSettings(_Section):
     @field_validator("measure")
     @classmethod
     def _watchable(cls, measure: str) -> str:
-        if measure not in WATCHABLE:
-            raise ValueError(f"unknown measure {measure!r}; watchable: {', '.join(WATCHABLE)}")
+        if measure_registry.find(measure) is None:  # the registry: measures added later too
+            watchable = ", ".join(measure_registry.names())
+            raise ValueError(f"unknown measure {measure!r}; watchable: {watchable}")
         return measure
 
     @model_validator(mode="after")

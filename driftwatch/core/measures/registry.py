@@ -24,6 +24,7 @@ The order of registration is the order of reports: the window's measures come ou
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -146,8 +147,8 @@ class Measure:
         window: a hook reading the window, for a window measure without ``counts``.
         higher_is_better: False when a rise is bad (error rates): the default ``direction``
             of its watches.
-        unit_range: its raw values always lie in [0, 1], so detectors that need inputs in
-            [0, 1] (DDM) may watch it raw.
+        minimum, maximum: the range of its raw values (κm and κper have no lower bound:
+            they compare with a baseline that can beat the model by any margin).
         normalization: how paper 003 normalizes it; None when it has no normalization.
         counterpart: for a ``"block"`` measure, the window measure showing the same rate
             (what a replay figure draws for it).
@@ -161,7 +162,8 @@ class Measure:
     counts: Counts | None = None
     window: WindowHook | None = None
     higher_is_better: bool = True
-    unit_range: bool = True
+    minimum: float = 0.0
+    maximum: float = 1.0
     normalization: Normalization | None = None
     counterpart: str | None = None
 
@@ -182,6 +184,12 @@ class Measure:
         if self.normalization is not None and self.counts is None:
             raise ValueError(f"measure {self.name}: normalization needs a counts formula "
                              "(it is a count over confusion matrices)")
+
+    @property
+    def unit_range(self) -> bool:
+        """Whether its raw values always lie in [0, 1], so detectors that need inputs in
+        [0, 1] (DDM) may watch it raw."""
+        return self.minimum >= 0.0 and self.maximum <= 1.0
 
     @property
     def normalizable(self) -> bool:
@@ -248,19 +256,20 @@ BUILTIN: tuple[Measure, ...] = (
                                         all_zero_when="no positives")),
     Measure("kappa", "κ", "Cohen's κ against a chance classifier with the same marginals "
             "(paper 002, §5.1).", "chance agreement is 1 (one class, predicted as such)",
-            counts=crisp.kappa, unit_range=False,  # type: ignore[arg-type]
+            counts=crisp.kappa, minimum=-1.0,  # type: ignore[arg-type]
             normalization=Normalization(estimates.kappa_rows, symmetric=True,
                                         bounds=(-1.0, 1.0))),
     Measure("mcc", "MCC", "Matthews correlation of labels and predictions.",
             "a class, or a predicted class, is missing", counts=crisp.mcc,  # type: ignore[arg-type]
-            unit_range=False,
+            minimum=-1.0,
             normalization=Normalization(estimates.mcc_rows, symmetric=True, bounds=None)),
     Measure("kappa_m", "κm", "κ against the window's majority-class classifier (paper 002, "
-            "§5.3).", "every event is of the majority class", counts=crisp.kappa_m,
-            unit_range=False),
+            "§5.3).", "the window holds one class only, or none", counts=crisp.kappa_m,
+            minimum=-math.inf),
     Measure("kappa_per", "κper", "κ against the persistent classifier, which repeats the "
-            "previous label (paper 002, §5.4.1).", "every event repeats its predecessor's "
-            "label", window=_kappa_per, unit_range=False),
+            "previous label (paper 002, §5.4.1).", "every event in the window repeats its "
+            "predecessor's label, or the window is empty", window=_kappa_per,
+            minimum=-math.inf),
     Measure("error_stream", "error stream", "The per-event crisp error, 1 when the prediction "
             "is wrong: DDM's input, fed at every event.", "never", kind="event",
             higher_is_better=False),
