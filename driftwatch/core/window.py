@@ -27,6 +27,8 @@ from driftwatch.core.measures import registry
 from driftwatch.core.measures.auc import AUCPairs
 from driftwatch.core.state import check_state
 
+_WINDOW_MEASURES = registry.WINDOW  # live: measures registered later are looked up too
+
 MEASURE_NAMES: tuple[str, ...] = registry.names("window")
 """The built-in measures :meth:`PrequentialWindow.measures` reports, in its order (measures
 registered later follow them: :func:`~driftwatch.core.measures.registry.window_measures`)."""
@@ -244,24 +246,24 @@ class PrequentialWindow:
         Raises:
             ValueError: unknown name.
         """
-        measure = registry.find(name)
-        if measure is None or measure.kind != "window":
-            names = ", ".join(m.name for m in registry.window_measures())
-            raise ValueError(f"name must be one of {names}; got {name!r}")
+        measure = _WINDOW_MEASURES.get(name)
+        if measure is None:
+            raise ValueError(f"name must be one of {', '.join(_WINDOW_MEASURES)}; got {name!r}")
         counts = measure.counts
         if counts is None:
-            return measure.value(self)
+            return measure.value(self, self._tally())
         tp, fp, fn, tn, _ = self._tally()
         return counts(tp, fp, fn, tn)
 
     def measures(self) -> dict[str, float]:
         """Every window measure of the registry, in its order (``"auc"`` first). O(1) for
         the built-in ones."""
-        tp, fp, fn, tn, _ = self._tally()
+        tally = self._tally()
+        tp, fp, fn, tn, _ = tally
         values = {}
         for measure in registry.window_measures():
             counts = measure.counts
-            values[measure.name] = (measure.value(self) if counts is None
+            values[measure.name] = (measure.value(self, tally) if counts is None
                                     else counts(tp, fp, fn, tn))
         return values
 

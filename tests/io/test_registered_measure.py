@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.core.measures import registry
-from driftwatch.core.measures.registry import Measure, WindowView
+from driftwatch.core.measures.registry import Measure, Tally, WindowView
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Watch
 from driftwatch.io.exporter import AgentSnapshot, MetricsServer, SnapshotCollector
 from driftwatch.settings import WatchSettings
@@ -26,8 +26,9 @@ from driftwatch.settings import WatchSettings
 WINDOW = 200
 
 
-def mean_score(window: WindowView) -> float:
-    """The mean score of the window's events; NaN while it is empty."""
+def mean_score(window: WindowView, tally: Tally) -> float:
+    """The mean score of the window's events (its public state; the tally, its confusion
+    counts, cannot give it); NaN while it is empty."""
     events = window.export_state()["events"]
     return math.fsum(score for _, score, _ in events) / len(events) if events else math.nan
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -81,8 +81,13 @@ class WindowView(Protocol):
 Counts = Callable[[int, int, int, int], float]
 """A formula over TP, FP, FN, TN (NaN when undefined, never an exception)."""
 
-WindowHook = Callable[[WindowView], float]
-"""A measure of the window that its confusion counts cannot give (NaN when undefined)."""
+Tally = tuple[int, int, int, int, int]
+"""A window's TP, FP, FN, TN and persistent hits (events whose label equals their
+predecessor's: the persistent classifier's accuracy numerator, paper 002 §5.4.1)."""
+
+WindowHook = Callable[[WindowView, Tally], float]
+"""A measure of the window that its confusion counts alone cannot give (NaN when undefined),
+from the window and its tally (computed once for all measures)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,25 +201,23 @@ class Measure:
         """Whether paper 003 normalizes it for the class ratio."""
         return self.normalization is not None
 
-    def value(self, window: WindowView) -> float:
-        """Its value on ``window``: the hook, or the formula on the window's confusion counts.
-        ``ValueError`` for an event or block measure, which no window holds."""
-        if self.window is not None:
-            return self.window(window)
-        if self.counts is None:
+    def value(self, window: WindowView, tally: Tally) -> float:
+        """Its value on ``window`` whose tally is ``tally``: the formula on the confusion
+        counts, or the hook. ``ValueError`` for an event or block measure, which no window
+        holds."""
+        if self.counts is not None:
+            return self.counts(tally[0], tally[1], tally[2], tally[3])
+        if self.window is None:
             raise ValueError(f"measure {self.name} is a {self.kind} measure, not a window's")
-        confusion = window.confusion
-        return self.counts(confusion.tp, confusion.fp, confusion.fn, confusion.tn)
+        return self.window(window, tally)
 
 
-def _auc(window: WindowView) -> float:
+def _auc(window: WindowView, tally: Tally) -> float:
     return window.auc
 
 
-def _kappa_per(window: WindowView) -> float:
-    confusion = window.confusion
-    return crisp.kappa_per(confusion.tp, confusion.fp, confusion.fn, confusion.tn,
-                           window.persistent_hits)
+def _kappa_per(window: WindowView, tally: Tally) -> float:
+    return crisp.kappa_per(*tally)
 
 
 _DIVIDES = "its denominator is 0"
@@ -285,6 +288,11 @@ BUILTIN: tuple[Measure, ...] = (
 _MEASURES: dict[str, Measure] = {m.name: m for m in BUILTIN}
 _WINDOW: list[tuple[Measure, ...]] = [tuple(m for m in BUILTIN if m.kind == "window")]
 
+_window: dict[str, Measure] = {m.name: m for m in _WINDOW[0]}
+WINDOW: Mapping[str, Measure] = _window
+"""The window measures by name, kept current by :func:`register` and :func:`unregister` (a
+window looks measures up here: one dictionary read on its sampling path)."""
+
 
 def get(name: str) -> Measure:
     """The measure called ``name``; ``ValueError`` listing every name for an unknown one."""
@@ -330,6 +338,7 @@ def register(measure: Measure) -> None:
                          f"{measure.kind} measures are computed by the monitor")
     _MEASURES[measure.name] = measure
     _WINDOW[0] = (*_WINDOW[0], measure)
+    _window[measure.name] = measure
 
 
 def unregister(name: str) -> None:
@@ -339,6 +348,7 @@ def unregister(name: str) -> None:
     get(name)
     del _MEASURES[name]
     _WINDOW[0] = tuple(m for m in _WINDOW[0] if m.name != name)
+    del _window[name]
 
 
 @contextmanager
