@@ -20,6 +20,21 @@ Three kinds of entries (:attr:`Measure.kind`):
 
 The order of registration is the order of reports: the window's measures come out as
 ``auc`` first, then the crisp measures, then anything registered later.
+
+Example: the share of positives in the window, which no confusion formula gives, as a hook:
+
+    >>> from driftwatch.core.window import PrequentialWindow
+    >>> share = Measure("positive_share", "positive share", "P / (P + N).",
+    ...                 "the window is empty",
+    ...                 window=lambda w, tally: w.positives / len(w) if len(w) else math.nan)
+    >>> with registered(share):
+    ...     window = PrequentialWindow(size=4)
+    ...     for label in (0, 0, 1, 1, 1):
+    ...         window.update(label, 0.5)
+    ...     window.measure("positive_share"), list(window.measures())[-1]
+    (0.75, 'positive_share')
+    >>> "positive_share" in window.measures()
+    False
 """
 
 from __future__ import annotations
