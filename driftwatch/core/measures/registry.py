@@ -199,8 +199,8 @@ class Measure:
                 raise ValueError(f"measure {self.name}: a window measure has exactly one of "
                                  "counts (a formula over TP, FP, FN, TN) and window (a hook)")
         elif self.counts is not None or self.window is not None:
-            raise ValueError(f"measure {self.name}: an {self.kind} measure is computed by the "
-                             "monitor; it has no counts or window formula")
+            raise ValueError(f"measure {self.name}: {self.kind} measures are computed by the "
+                             "monitor; they have no counts or window formula")
         if self.normalization is not None and self.counts is None:
             raise ValueError(f"measure {self.name}: normalization needs a counts formula "
                              "(it is a count over confusion matrices)")
