@@ -21,7 +21,6 @@ from paper 002, §5 and paper 003, Table I).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TypeVar
 
 import numpy as np
@@ -30,9 +29,6 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 Count = TypeVar("Count", int, FloatArray)
 """A count (an ``int``) or an array of counts (float64 holding integers)."""
-
-Measure = Callable[[int, int, int, int], float]
-
 
 Number = int | float | FloatArray
 
