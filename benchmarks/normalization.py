@@ -29,7 +29,7 @@ from functools import partial
 import numpy as np
 
 from driftwatch.core import normalization
-from driftwatch.core.measures import crisp
+from driftwatch.core.measures import crisp, registry
 from driftwatch.core.normalization import count_at_most, normalize, threshold
 
 SEED = 20190310
@@ -73,7 +73,7 @@ def observed_values(measure: str, positives: int, negatives: int, count: int,
                     rng: np.random.Generator) -> list[float]:
     tp = rng.integers(0, positives + 1, size=count)
     fp = rng.integers(0, negatives + 1, size=count)
-    f = crisp.CONFUSION_MEASURES[measure]
+    f = registry.CONFUSION_MEASURES[measure]
     values = [f(t, p, positives - t, negatives - p)
               for t, p in zip(tp.tolist(), fp.tolist(), strict=True)]
     return [0.0 if v != v else v for v in values]  # undefined counts as 0 in the grid

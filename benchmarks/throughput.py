@@ -25,7 +25,7 @@ from collections.abc import Callable
 from river import drift, metrics, utils
 
 from driftwatch.core.events import Event
-from driftwatch.core.measures.crisp import NORMALIZABLE
+from driftwatch.core.measures.registry import NORMALIZABLE
 from driftwatch.core.monitor import ERROR_STREAM, DetectorSpec, Monitor, MonitorConfig, Watch
 from driftwatch.core.normalization import normalize
 

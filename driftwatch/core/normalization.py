@@ -92,13 +92,9 @@ import numpy.typing as npt
 
 from driftwatch.core.measures import registry
 from driftwatch.core.measures.estimates import Estimate
-from driftwatch.core.measures.registry import Normalization
+from driftwatch.core.measures.registry import NORMALIZABLE, Normalization
 
 __all__ = ["NORMALIZABLE", "count_at_most", "normalize", "threshold"]
-
-NORMALIZABLE: tuple[str, ...] = tuple(m.name for m in registry.BUILTIN if m.normalizable)
-"""The built-in measures paper 003 normalizes (a measure's ``normalization`` in the registry
-says whether and how)."""
 
 FloatArray = npt.NDArray[np.float64]
 ArrayMeasure = Callable[[FloatArray, FloatArray, FloatArray, FloatArray], "float | FloatArray"]

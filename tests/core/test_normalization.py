@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from driftwatch.core import normalization
 from driftwatch.core.measures import crisp
-from driftwatch.core.measures.crisp import CONFUSION_MEASURES, NORMALIZABLE
+from driftwatch.core.measures.registry import CONFUSION_MEASURES, NORMALIZABLE
 from driftwatch.core.normalization import count_at_most, normalize, threshold
 
 SMALL = st.integers(min_value=0, max_value=40)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.core.measures import crisp
-from driftwatch.core.measures.crisp import CONFUSION_MEASURES, CRISP_MEASURES
+from driftwatch.core.measures.registry import CONFUSION_MEASURES, CRISP_MEASURES
 from driftwatch.core.window import ConfusionCounts, PrequentialWindow
 
 Stream = list[tuple[int, float, int | None]]

@@ -142,21 +142,3 @@ def kappa_per(tp: int, fp: int, fn: int, tn: int, persistent_hits: int) -> float
     """
     n = tp + fp + fn + tn
     return _div(tp + tn - persistent_hits, n - persistent_hits)  # type: ignore[return-value]
-
-
-def __getattr__(name: str) -> object:
-    """The name-keyed views of the built-in measures, computed from the measure registry
-    (:mod:`~driftwatch.core.measures.registry`, which holds each measure's formula, range and
-    normalization): ``CONFUSION_MEASURES`` (name → formula over TP, FP, FN, TN),
-    ``CRISP_MEASURES`` (every crisp measure a window reports, in order) and ``NORMALIZABLE``
-    (the measures paper 003 normalizes). Looked up lazily: the registry imports this module."""
-    from driftwatch.core.measures import registry
-
-    crisp = [m for m in registry.BUILTIN if m.kind == "window" and m.name != "auc"]
-    if name == "CONFUSION_MEASURES":
-        return {m.name: m.counts for m in crisp if m.counts is not None}
-    if name == "CRISP_MEASURES":
-        return tuple(m.name for m in crisp)
-    if name == "NORMALIZABLE":
-        return tuple(m.name for m in crisp if m.normalizable)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -300,6 +300,19 @@ BUILTIN: tuple[Measure, ...] = (
 )
 """The measures driftwatch ships, in report order."""
 
+CONFUSION_MEASURES: Mapping[str, Counts] = {
+    m.name: m.counts for m in BUILTIN if m.counts is not None
+}
+"""The built-in measures that depend on the confusion matrix alone: name → formula."""
+
+CRISP_MEASURES: tuple[str, ...] = tuple(
+    m.name for m in BUILTIN if m.kind == "window" and m.name != "auc"
+)
+"""The built-in crisp measures a window reports, in its order."""
+
+NORMALIZABLE: tuple[str, ...] = tuple(m.name for m in BUILTIN if m.normalizable)
+"""The built-in measures paper 003 normalizes; each formula takes numpy rows too."""
+
 _MEASURES: dict[str, Measure] = {m.name: m for m in BUILTIN}
 _WINDOW: list[tuple[Measure, ...]] = [tuple(m for m in BUILTIN if m.kind == "window")]
 

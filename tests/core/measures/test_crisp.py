@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.core.measures import crisp
-from driftwatch.core.measures.crisp import CONFUSION_MEASURES, CRISP_MEASURES, NORMALIZABLE
+from driftwatch.core.measures.registry import CONFUSION_MEASURES, CRISP_MEASURES, NORMALIZABLE
 
 ROOTED = frozenset({"gmean", "mcc"})
 
