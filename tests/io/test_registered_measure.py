@@ -20,7 +20,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from driftwatch.core.measures import registry
 from driftwatch.core.measures.registry import Measure, Tally, WindowView
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Watch
-from driftwatch.io.exporter import AgentSnapshot, MetricsServer, SnapshotCollector
+from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
+from driftwatch.io.server import MetricsServer
 from driftwatch.settings import WatchSettings
 
 WINDOW = 200
