@@ -90,7 +90,7 @@ def test_a_registered_window_hook_is_reported_watched_and_exported() -> None:
         assert samples[("driftwatch_alarms_total", drift)] == len(drifts)
 
     assert "mean_score" not in monitor.window.measures()
-    with pytest.raises(ValueError, match=r"^measure must be one of"):
+    with pytest.raises(ValueError, match=r"^measure: must be one of"):
         Watch("mean_score")
     with pytest.raises(ValueError, match="mean_score"):
         WatchSettings(measure="mean_score")
