@@ -21,19 +21,20 @@ Three kinds of entries (:attr:`Measure.kind`):
 The order of registration is the order of reports: the window's measures come out as
 ``auc`` first, then the crisp measures, then anything registered later.
 
-Example: the share of positives in the window, which no confusion formula gives, as a hook:
+Example: the mean score of the window, which no confusion formula gives, as a hook:
 
     >>> from driftwatch.core.window import PrequentialWindow
-    >>> share = Measure("positive_share", "positive share", "P / (P + N).",
-    ...                 "the window is empty",
-    ...                 window=lambda w, tally: w.positives / len(w) if len(w) else math.nan)
-    >>> with registered(share):
+    >>> def mean_score(window: WindowView, tally: Tally) -> float:
+    ...     scores = [score for _, score, _ in window.export_state()["events"]]
+    ...     return math.fsum(scores) / len(scores) if scores else math.nan
+    >>> with registered(Measure("mean_score", "mean score", "The mean score.",
+    ...                         "the window is empty", window=mean_score)):
     ...     window = PrequentialWindow(size=4)
-    ...     for label in (0, 0, 1, 1, 1):
-    ...         window.update(label, 0.5)
-    ...     window.measure("positive_share"), list(window.measures())[-1]
-    (0.75, 'positive_share')
-    >>> "positive_share" in window.measures()
+    ...     for label, score in [(0, 0.2), (0, 0.4), (1, 0.6), (1, 0.8), (1, 1.0)]:
+    ...         window.update(label, score)
+    ...     window.measure("mean_score"), list(window.measures())[-1]
+    (0.7, 'mean_score')
+    >>> "mean_score" in window.measures()
     False
 """
 
@@ -53,25 +54,10 @@ Kind = Literal["window", "event", "block"]
 AllZeroWhen = Literal["a class is missing", "no positives", "empty window"]
 
 
-class ConfusionView(Protocol):
-    """A window's confusion matrix (positive class = label 1)."""
-
-    @property
-    def tp(self) -> int: ...
-
-    @property
-    def fp(self) -> int: ...
-
-    @property
-    def fn(self) -> int: ...
-
-    @property
-    def tn(self) -> int: ...
-
-
 class WindowView(Protocol):
     """What a window hook may read from a :class:`~driftwatch.core.window.PrequentialWindow`:
-    its public reads only, so a new hook never needs the window changed."""
+    its public reads only, so a new hook never needs the window changed (the confusion
+    counts come as the hook's :data:`Tally`)."""
 
     @property
     def auc(self) -> float: ...
@@ -81,12 +67,6 @@ class WindowView(Protocol):
 
     @property
     def negatives(self) -> int: ...
-
-    @property
-    def persistent_hits(self) -> int: ...
-
-    @property
-    def confusion(self) -> ConfusionView: ...
 
     def __len__(self) -> int: ...
 
