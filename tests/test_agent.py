@@ -18,9 +18,9 @@ from driftwatch.agent import (
     Checkpointer,
     Readiness,
 )
-from driftwatch.commands.main import EXIT_CHECKPOINT, EXIT_INVALID
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.exits import EXIT_CHECKPOINT, EXIT_INVALID
 from driftwatch.io.checkpoint import (
     FILENAME,
     CheckpointDirectoryError,

@@ -20,7 +20,7 @@ import json
 import signal
 from pathlib import Path
 
-from driftwatch.commands.main import EXIT_INVALID, EXIT_SAVE_FAILED
+from driftwatch.exits import EXIT_INVALID, EXIT_SAVE_FAILED
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.settings import Settings
 from tests.broker import TansuBroker, free_port

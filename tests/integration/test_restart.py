@@ -17,7 +17,7 @@ import time
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient
 
-from driftwatch.commands.main import EXIT_CHECKPOINT
+from driftwatch.exits import EXIT_CHECKPOINT
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker

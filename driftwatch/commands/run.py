@@ -1,0 +1,79 @@
+"""``driftwatch run``: the agent, until SIGTERM or SIGINT.
+
+Exit status: 0 after a clean stop (checkpoint saved, offsets committed); 2 for invalid
+settings or an unwritable checkpoint directory; 3 when the checkpoint cannot be restored
+(move it away to start fresh); 4 when the final checkpoint could not be saved (nothing was
+committed); 1 for anything else that stops it, e.g. the metrics port already taken. A second
+SIGINT exits at once (130).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from driftwatch.commands.arguments import add_config_argument, load_settings_or_report
+from driftwatch.exits import (
+    EXIT_CHECKPOINT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_SAVE_FAILED,
+)
+
+
+def add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "run",
+        help="run the agent",
+        description=(
+            "Consume events from Kafka into per-model monitors and serve /metrics, /healthz "
+            "and /readyz. SIGTERM or SIGINT stops it cleanly (checkpoint, commit, exit 0; "
+            "exit 4 and no commit when the checkpoint cannot be saved); a second SIGINT "
+            "exits at once."
+        ),
+    )
+    add_config_argument(run)
+    run.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import threading
+
+    from driftwatch import logs
+    from driftwatch.agent import Agent
+    from driftwatch.io.checkpoint import (
+        CheckpointDirectoryError,
+        CheckpointError,
+        CheckpointSaveError,
+    )
+    from driftwatch.settings import env_name
+    from driftwatch.signals import stop_on_signals
+
+    settings = load_settings_or_report(args.config)
+    if settings is None:
+        return EXIT_INVALID
+    logs.configure(settings.logging.level, settings.logging.format)
+    stop = threading.Event()
+    try:
+        # The second Ctrl+C: the user wants out now.
+        with stop_on_signals(stop, on_second=lambda: os._exit(EXIT_INTERRUPTED)):
+            Agent(settings).run(stop)
+    except CheckpointDirectoryError as exc:
+        print(f"checkpoint.directory ({env_name(('checkpoint', 'directory'))}): {exc}",
+              file=sys.stderr)
+        return EXIT_INVALID
+    except CheckpointError as exc:
+        print(f"driftwatch: cannot restore the checkpoint: {exc}\nMove it away to start "
+              "fresh (the monitors are then rebuilt from the retained log, as "
+              "kafka.auto_offset_reset says).", file=sys.stderr)
+        return EXIT_CHECKPOINT
+    except CheckpointSaveError as exc:
+        print(f"driftwatch: {exc}", file=sys.stderr)
+        return EXIT_SAVE_FAILED
+    except OSError as exc:  # e.g. the metrics port is taken
+        print(f"driftwatch: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
