@@ -171,7 +171,8 @@ PENDING_SPLIT = {
     "whole-stream mode; the commit and resume policy can then leave it",
     "driftwatch.io.collector": "the snapshot values (Operations, AgentSnapshot) can leave it "
     "for io/snapshot.py once the branches adding fields to them are merged",
-    "driftwatch.io.decode": "its validation is being moved to one place",
+    "driftwatch.io.decode": "22 lines over; the two-stream form (decode_joinable, ~140 lines) "
+    "can move out once the branches importing it from here are merged",
 }
 """Modules over the limit that are not an algorithm: each names what is in the way."""
 
