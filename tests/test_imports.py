@@ -136,6 +136,11 @@ def test_io_is_the_runtime_only() -> None:
     assert _violations(lambda a: _within(a, "driftwatch.io"), lambda b: _within(b, *TOOLS)) == []
 
 
+def test_the_demo_tooling_serves_the_commands_only() -> None:
+    assert _violations(lambda a: not _within(a, "driftwatch.demo", "driftwatch.commands"),
+                       lambda b: _within(b, "driftwatch.demo")) == []
+
+
 def test_nothing_imports_the_commands_back() -> None:
     assert _violations(lambda a: not _within(a, "driftwatch.commands", "driftwatch.__main__"),
                        lambda b: _within(b, "driftwatch.commands")) == []
