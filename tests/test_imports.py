@@ -159,6 +159,8 @@ SIZE_LIMIT = 500
 DOCUMENTED_ALGORITHMS = {
     "driftwatch.core.comparison.statistics": "DeLong's paired AUC test, McNemar's test and the "
     "κ statistics of paper 002, each with its derivation",
+    "driftwatch.core.join": "the bounded join of predictions and labels by event id (paper "
+    "000, §3: evaluated when the label is known), its watermarks, bounds and costs",
     "driftwatch.core.normalization": "class-ratio normalization by exact counting over the "
     "confusion-matrix grid (paper 003, eq. 10), measure by measure",
     "driftwatch.core.score_drift": "the KS statistic and the PSI against a reference sample, "
