@@ -170,8 +170,6 @@ would separate a derivation from its code. Their docstrings cite the source."""
 PENDING_SPLIT = {
     # Reworked by other branches at the time of the module moves; split once they are merged.
     "driftwatch.agent": "being reworked around one processing step shared with replay",
-    "driftwatch.core.monitor": "its configuration values (DetectorSpec, Watch, MonitorConfig, "
-    "~240 lines) can leave for a module of their own now that the measure registry is merged",
     "driftwatch.io.source": "one class, KafkaSource, just extended for the state topic and "
     "the whole-stream mode; its commit and resume policy (what to commit, where a partition "
     "resumes) is to leave it for a module of its own",

@@ -21,332 +21,58 @@ the agent does that.
 
 Its whole state can be exported as plain data and restored exactly, so the agent can
 checkpoint it and resume after a restart as if it had never stopped.
+
+What goes in and what comes out have modules of their own: the configuration and its checks
+in :mod:`driftwatch.core.config`, the alarms and snapshots in :mod:`driftwatch.core.report`.
+This module re-exports their names (``__all__``), so that a monitor's user needs one import.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from driftwatch.core.adaptive_window import AdaptiveWindow
 from driftwatch.core.blocks import AUCStandardizer, Block, BlockCollector, RateStandardizer, delong
-from driftwatch.core.config_error import ConfigError, Problem
-from driftwatch.core.detectors import registry
+from driftwatch.core.config import (
+    BLOCK_MEASURES,
+    DEFAULT_ARL,
+    DEFAULT_BLOCK_MIN_CLASS,
+    DEFAULT_BLOCK_WARMUP,
+    DEFAULT_SAMPLE_EVERY,
+    DEFAULT_WATCHES,
+    ERROR_STREAM,
+    FALSE_NEGATIVE_RATE,
+    FALSE_POSITIVE_RATE,
+    FEEDS,
+    MEASURES,
+    WATCHABLE,
+    DetectorSpec,
+    Direction,
+    Feed,
+    MonitorConfig,
+    Watch,
+    build_detectors,
+)
 from driftwatch.core.detectors.base import Detector, DetectorState
 from driftwatch.core.events import Event
 from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.normalization import normalize, threshold
+from driftwatch.core.report import Alarm, Level, Snapshot
 from driftwatch.core.window import PrequentialWindow
+
+__all__ = [  # the monitor's whole interface, importable from here (see the module docstring)
+    "BLOCK_MEASURES", "DEFAULT_ARL", "DEFAULT_BLOCK_MIN_CLASS", "DEFAULT_BLOCK_WARMUP",
+    "DEFAULT_SAMPLE_EVERY", "DEFAULT_WATCHES", "ERROR_STREAM", "FALSE_NEGATIVE_RATE",
+    "FALSE_POSITIVE_RATE", "FEEDS", "MEASURES", "STATE_VERSION", "WATCHABLE", "Alarm",
+    "DetectorSpec", "Direction", "Feed", "Level", "Monitor", "MonitorConfig", "Snapshot",
+    "Watch", "build_detectors",
+]
 
 STATE_VERSION = 2
 """Version of :meth:`Monitor.export_state`'s format. Version 1 (before block watches) is
 restored with its window, events and alarm counts but fresh detectors; any other is refused."""
-
-ERROR_STREAM = "error_stream"
-"""Pseudo-measure: the per-event crisp error (1 when the prediction is wrong), DDM's input."""
-
-FALSE_NEGATIVE_RATE = "false_negative_rate"
-"""Block pseudo-measure: FN/P over a block's positives (the class ratio cannot move it)."""
-
-FALSE_POSITIVE_RATE = "false_positive_rate"
-"""Block pseudo-measure: FP/N over a block's negatives."""
-
-MEASURES: tuple[str, ...] = measure_registry.names("window")
-"""The built-in measures a monitor reports, in a stable order (and after them any measure
-registered later: :func:`~driftwatch.core.measures.registry.window_measures`)."""
-
-BLOCK_MEASURES: tuple[str, ...] = ("auc", FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE)
-"""What a block watch can watch (``feed="blocks"``)."""
-
-WATCHABLE: tuple[str, ...] = measure_registry.names()
-"""The built-in names a :class:`Watch` may watch: the window's measures, ``error_stream`` and
-the two block rates (a measure registered later is watchable too)."""
-
-Direction = Literal["down", "up", "both"]
-Level = Literal["warning", "drift", "threshold"]
-Feed = Literal["window", "blocks"]
-FEEDS: tuple[Feed, ...] = ("window", "blocks")
-
-
-@dataclass(frozen=True, slots=True)
-class DetectorSpec:
-    """A detector to build from the registry: its name and constructor parameters."""
-
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Watch:
-    """How one measure is watched.
-
-    Attributes:
-        measure: a name from :data:`WATCHABLE`.
-        detectors: the detectors fed with this measure's samples.
-        feed: ``"window"``: the detectors get the window's value every ``sample_every``
-            events (autocorrelated; for Page-Hinkley, ADWIN, DDM); ``"blocks"``: they get one
-            z-score per closed block (independent and standardized; for ``cusum``), for the
-            measures of :data:`BLOCK_MEASURES` only.
-        normalized: feed the class-ratio-normalized value instead of the raw one (only for
-            measures paper 003 normalizes).
-        direction: the change that matters; None means the measure's bad direction (a drop,
-            or a rise for error). Passed to every detector that takes a ``direction``.
-        floor: a floor on the normalized scale (e.g. 0.8: "above 80 % of all confusion
-            matrices at this class ratio"); turned into a raw threshold at every sample and
-            raising a ``threshold`` alarm when the measure falls below it.
-
-    An invalid combination raises :class:`~driftwatch.core.config_error.ConfigError` at the
-    key it is about (``floor``, ``detectors.1``, ...). A detector appears once per watch:
-    metrics and alarms are labelled by measure and detector, so a second ``page_hinkley`` on
-    the same measure would write to the first one's series.
-    """
-
-    measure: str
-    detectors: tuple[DetectorSpec, ...] = ()
-    normalized: bool = False
-    direction: Direction | None = None
-    floor: float | None = None
-    feed: Feed = "window"
-
-    def __post_init__(self) -> None:
-        measure = measure_registry.find(self.measure)
-        if measure is None:
-            names = ", ".join(measure_registry.names())
-            raise ConfigError(("measure",), f"must be one of {names}; got {self.measure!r}")
-        if self.feed not in FEEDS:
-            raise ConfigError(("feed",), f"must be window or blocks, got {self.feed!r}")
-        if self.direction not in (None, "down", "up", "both"):
-            raise ConfigError(("direction",),
-                              f"must be down, up or both, got {self.direction!r}")
-        self._check_detector_names()
-        if self.feed == "blocks":
-            self._check_blocks()
-            return
-        if measure.kind == "block":
-            raise ConfigError(("feed",),
-                              f"{self.measure} is measured on blocks only; set feed: blocks")
-        normalizable = measure.normalizable
-        if self.normalized and not normalizable:
-            names = ", ".join(m.name for m in measure_registry.measures() if m.normalizable)
-            raise ConfigError(
-                ("normalized",), f"{self.measure} has no class-ratio normalization; "
-                f"only {names} do"
-            )
-        if self.floor is not None:
-            if not normalizable:
-                raise ConfigError(("floor",), f"{self.measure} has no class-ratio normalization")
-            if not 0.0 <= self.floor <= 1.0:
-                raise ConfigError(("floor",),
-                                  f"must be in [0, 1] (a normalized value), got {self.floor}")
-        unit_input = self.normalized or measure.unit_range
-        for index, spec in enumerate(self.detectors):
-            bounds = registry.get(spec.name).input_range
-            if bounds is not None and not unit_input and bounds == (0.0, 1.0):
-                raise ConfigError(
-                    ("detectors", index), f"{spec.name} needs inputs in [0, 1] but "
-                    f"{self.measure} can leave [0, 1]; watch its normalized value instead"
-                )
-
-    def _check_detector_names(self) -> None:
-        """Every detector is registered and appears once (see the class docstring)."""
-        first: dict[str, int] = {}
-        for index, spec in enumerate(self.detectors):
-            try:
-                registry.get(spec.name)
-            except ValueError as exc:
-                raise ConfigError(("detectors", index, "name"), str(exc)) from exc
-            seen = first.setdefault(spec.name, index)
-            if seen != index:
-                raise ConfigError(
-                    ("detectors", index, "name"), f"{spec.name} already watches "
-                    f"{self.measure} (detectors.{seen}); metrics and alarms are labelled by "
-                    "measure and detector, so each pair may appear once"
-                )
-
-    def _check_blocks(self) -> None:
-        if self.measure not in BLOCK_MEASURES:
-            raise ConfigError(
-                ("feed",), f"blocks watches take {', '.join(BLOCK_MEASURES)}; {self.measure} "
-                "is watched on the window (feed: window)"
-            )
-        if self.normalized or self.floor is not None:
-            raise ConfigError(
-                ("normalized" if self.normalized else "floor",),
-                "applies to the window; a blocks watch has neither floor nor normalized",
-            )
-        for index, spec in enumerate(self.detectors):
-            if registry.get(spec.name).input_range is not None:
-                raise ConfigError(
-                    ("detectors", index), f"{spec.name} needs bounded inputs, but a blocks "
-                    "watch feeds z-scores (use cusum, or page_hinkley/adwin)"
-                )
-
-    @property
-    def effective_direction(self) -> Direction:
-        if self.direction is not None:
-            return self.direction
-        return "down" if measure_registry.get(self.measure).higher_is_better else "up"
-
-
-DEFAULT_SAMPLE_EVERY = 25
-"""The window's measures are sampled for floors and window watches every 25 events."""
-
-DEFAULT_BLOCK_MIN_CLASS = 20
-"""A block closes once it holds 20 positives and 20 negatives (see :data:`DEFAULT_WATCHES`)."""
-
-DEFAULT_BLOCK_WARMUP = 5
-"""Blocks that only build the reference after the start and after each alarm."""
-
-DEFAULT_ARL = 200_000.0
-"""The default CUSUM's in-control average run length, in blocks."""
-
-_CUSUM = DetectorSpec("cusum", {"k": 0.5, "arl": DEFAULT_ARL})
-
-DEFAULT_WATCHES: tuple[Watch, ...] = (
-    Watch("auc", (_CUSUM,), feed="blocks"),
-    Watch(FALSE_NEGATIVE_RATE, (_CUSUM,), feed="blocks"),
-    Watch(FALSE_POSITIVE_RATE, (_CUSUM,), feed="blocks"),
-)
-"""What a monitor watches unless the settings say otherwise: block AUC and the two per-class
-error rates, each by a CUSUM (k 0.5, in-control ARL 200 000 blocks) on self-starting z-scores
-of blocks of ≥ 20 positives and ≥ 20 negatives. Chosen with ``python -m benchmarks
-detection`` (``benchmarks/results.md``, which has the measured figures).
-
-- **False alarms by construction.** A block holds at least 40 events, so at the nominal ARL
-  each watch raises at most one false alarm per 200 000 × 40 = 8 × 10⁶ events at any class
-  ratio (fewer where the classes are unequal, since blocks are longer there), and the three
-  at most one per 2.7 × 10⁶; the ARL has a margin of 2 against the small departures from
-  normality the calibration table measures.
-- **Ratio-free.** The block AUC and the two per-class rates do not move when only the class
-  ratio does, and their z-scores use the block's own P and N, so neither a ratio change nor
-  an off-centre crisp threshold raises an alarm (the overall error and the window AUC's
-  spread both move with the ratio, which is why ``error_stream`` and ADWIN on the window
-  left the defaults).
-- **Delay.** k = 0.5 suits shifts of about one block standard deviation; a 0.10 AUC drop is
-  about two at 20 + 20 events, so it is detected after ≈ 7 blocks: a few hundred events at
-  1:1 and 1:4, proportionally more where one class is rare (the minority class carries the
-  information).
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class MonitorConfig:
-    """What one monitor computes and watches; the defaults are argued at DEFAULT_WATCHES.
-
-    Checked whole when built: every value, one watch per measure, and every detector built
-    once with its parameters (so a config that exists builds a :class:`Monitor`). Problems
-    raise :class:`~driftwatch.core.config_error.ConfigError` at their key
-    (``watches.0.detectors.1.params.delta``).
-    """
-
-    window_size: int = 1000
-    sample_every: int = DEFAULT_SAMPLE_EVERY
-    threshold: float = 0.5
-    watches: tuple[Watch, ...] = DEFAULT_WATCHES
-    block_min_class: int = DEFAULT_BLOCK_MIN_CLASS
-    block_warmup: int = DEFAULT_BLOCK_WARMUP
-    adaptive_window: bool = False
-    """ADWIN chooses the window's length from the per-event error, ``window_size`` being its
-    cap (:class:`~driftwatch.core.adaptive_window.AdaptiveWindow`, paper 002 §6)."""
-
-    def __post_init__(self) -> None:
-        problems: list[Problem] = []
-        for key, minimum in (("window_size", 1), ("sample_every", 1), ("block_min_class", 2),
-                             ("block_warmup", 1)):
-            value = getattr(self, key)
-            if not isinstance(value, int) or value < minimum:
-                problems.append(Problem((key,), f"must be an integer ≥ {minimum}, got {value!r}"))
-        if not math.isfinite(self.threshold):
-            problems.append(Problem(("threshold",), f"must be finite, got {self.threshold!r}"))
-        if not isinstance(self.adaptive_window, bool):
-            problems.append(Problem(("adaptive_window",),
-                                    f"must be true or false, got {self.adaptive_window!r}"))
-        first: dict[str, int] = {}
-        for index, watch in enumerate(self.watches):
-            seen = first.setdefault(watch.measure, index)
-            if seen != index:
-                problems.append(Problem(
-                    ("watches", index, "measure"), f"{watch.measure} is already watched "
-                    f"(watches.{seen}); metrics and alarms are labelled by measure and "
-                    "detector, so a measure has one watch: give it several detectors instead"))
-                continue
-            try:
-                build_detectors(watch)
-            except ConfigError as exc:
-                problems.extend(exc.within("watches", index).problems)
-        if problems:
-            raise ConfigError.of(problems)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> MonitorConfig:
-        """The inverse of :meth:`to_dict`; keys added since (``feed``, the block settings)
-        take their defaults when absent, so a version-1 state's configuration reads."""
-        watches = tuple(
-            Watch(
-                measure=w["measure"],
-                detectors=tuple(DetectorSpec(d["name"], dict(d["params"])) for d in w["detectors"]),
-                normalized=w["normalized"],
-                direction=w["direction"],
-                floor=w["floor"],
-                feed=w.get("feed", "window"),
-            )
-            for w in data["watches"]
-        )
-        return cls(
-            window_size=data["window_size"],
-            sample_every=data["sample_every"],
-            threshold=data["threshold"],
-            watches=watches,
-            block_min_class=data.get("block_min_class", DEFAULT_BLOCK_MIN_CLASS),
-            block_warmup=data.get("block_warmup", DEFAULT_BLOCK_WARMUP),
-            adaptive_window=data.get("adaptive_window", False),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Alarm:
-    """A detector or threshold that changed state: what the agent logs, counts and exports.
-
-    For a blocks watch, ``value`` is the measure over the block that raised the alarm (its
-    AUC, or its false-negative or false-positive rate) and ``reference`` the level it was
-    tested against (the blocks since the previous alarm); elsewhere ``reference`` is NaN.
-    """
-
-    model: str
-    measure: str
-    detector: str  # a registry name, or "threshold"
-    level: Level
-    value: float  # the raw measure value at the sample
-    normalized: float  # its class-ratio-normalized value (NaN when not normalizable)
-    positives: int
-    negatives: int
-    event_count: int  # events the monitor had processed when the alarm fired
-    event_time: float | None  # ``ts`` of the event that triggered the sample
-    reference: float = math.nan  # blocks watch: the pre-change level tested against
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """An immutable picture of one monitor, safe to read from another thread."""
-
-    model: str
-    events: int
-    positives: int
-    negatives: int
-    values: Mapping[str, float]  # every window measure of the registry, raw
-    normalized: Mapping[str, float]  # every normalizable one
-    thresholds: Mapping[str, float]  # raw thresholds of the watched floors
-    detector_states: Mapping[tuple[str, str], str]  # (measure, detector) → stable/warning/drift
-    alarms: Mapping[tuple[str, str, str], int]  # (measure, detector, level) → count
-    last_event_time: float | None
-    last_alarm_time: float | None
-    auc_standard_error: float = math.nan  # DeLong's, of the window AUC (NaN if undefined)
-
 
 class _WatchState:
     """The live part of one watch: its detectors, what the users are shown of them, and
@@ -373,27 +99,6 @@ class _WatchState:
 
 
 _STABLE, _WARNING, _DRIFT = DetectorState.STABLE, DetectorState.WARNING, DetectorState.DRIFT
-
-
-def build_detectors(watch: Watch) -> list[Detector]:
-    """The watch's detectors, each given the watch's direction unless its parameters set one.
-
-    Raises :class:`~driftwatch.core.config_error.ConfigError` at ``detectors.<i>...`` for
-    every detector that refuses its parameters, all at once.
-    """
-    detectors: list[Detector] = []
-    problems: list[Problem] = []
-    for index, spec in enumerate(watch.detectors):
-        params = dict(spec.params)
-        if "direction" in registry.get(spec.name).parameter_names() and "direction" not in params:
-            params["direction"] = watch.effective_direction
-        try:
-            detectors.append(registry.create(spec.name, **params))
-        except ConfigError as exc:
-            problems.extend(exc.within("detectors", index).problems)
-    if problems:
-        raise ConfigError.of(problems)
-    return detectors
 
 
 class Monitor:

@@ -1,0 +1,54 @@
+"""What a monitor reports: :class:`Alarm` values as they happen, :class:`Snapshot` s on demand.
+
+Both are frozen plain data, so the agent can log, count and export them, and read a snapshot
+from another thread, without touching the monitor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Level = Literal["warning", "drift", "threshold"]
+
+
+@dataclass(frozen=True, slots=True)
+class Alarm:
+    """A detector or threshold that changed state: what the agent logs, counts and exports.
+
+    For a blocks watch, ``value`` is the measure over the block that raised the alarm (its
+    AUC, or its false-negative or false-positive rate) and ``reference`` the level it was
+    tested against (the blocks since the previous alarm); elsewhere ``reference`` is NaN.
+    """
+
+    model: str
+    measure: str
+    detector: str  # a registry name, or "threshold"
+    level: Level
+    value: float  # the raw measure value at the sample
+    normalized: float  # its class-ratio-normalized value (NaN when not normalizable)
+    positives: int
+    negatives: int
+    event_count: int  # events the monitor had processed when the alarm fired
+    event_time: float | None  # ``ts`` of the event that triggered the sample
+    reference: float = math.nan  # blocks watch: the pre-change level tested against
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """An immutable picture of one monitor, safe to read from another thread."""
+
+    model: str
+    events: int
+    positives: int
+    negatives: int
+    values: Mapping[str, float]  # every window measure of the registry, raw
+    normalized: Mapping[str, float]  # every normalizable one
+    thresholds: Mapping[str, float]  # raw thresholds of the watched floors
+    detector_states: Mapping[tuple[str, str], str]  # (measure, detector) → stable/warning/drift
+    alarms: Mapping[tuple[str, str, str], int]  # (measure, detector, level) → count
+    last_event_time: float | None
+    last_alarm_time: float | None
+    auc_standard_error: float = math.nan  # DeLong's, of the window AUC (NaN if undefined)
