@@ -2,10 +2,11 @@
 
 A :class:`MonitorConfig` holds the window's size, the sampling step, the crisp threshold, the
 block settings and one :class:`Watch` per measure, each naming its :class:`DetectorSpec` s.
-Every invariant lives here, with the values it is about: a configuration that exists builds a
-:class:`~driftwatch.core.monitor.Monitor`, and one that does not raises
-:class:`~driftwatch.core.config_error.ConfigError` at the key it is about, which the settings
-turn into ``path.key (ENV): message`` lines without reading the text.
+Its invariants are checked here, with the values they are about (a detector's parameters by
+the detector): a configuration that exists builds a :class:`~driftwatch.core.monitor.Monitor`,
+and one that does not raises :class:`~driftwatch.core.config_error.ConfigError` at the key it
+is about, which the settings turn into ``path.key (ENV): message`` lines without reading the
+text.
 
 The defaults (:data:`DEFAULT_WATCHES`: block AUC and the two per-class error rates, each by a
 CUSUM) are argued where they are defined.
