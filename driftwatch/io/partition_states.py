@@ -75,6 +75,11 @@ class PartitionStates:
             if offset < below:
                 return False
             del self._join_below[tp]
+        until = self._replaying.get(tp)
+        if until is not None and offset >= until:  # no model skips anything of tp any more
+            del self._replaying[tp]
+            if not self._replaying:
+                self._halves.clear()
         return True
 
     def pending_half(self, event_id: str, tp: TopicPartition, offset: int) -> None:
