@@ -70,7 +70,6 @@ uncompacted topic; ``benchmarks/state_topic.py`` measures it.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -84,6 +83,10 @@ from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
 
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.io.state_records import dumps as _dumps
+from driftwatch.io.state_records import key as _key
+from driftwatch.io.state_records import loads as _loads
+from driftwatch.io.state_records import parse_key as _parse_key
 
 __all__ = [
     "Restored",
@@ -479,36 +482,3 @@ class StateTopicStore:
             consumer.close()
         return latest
 
-
-def _key(kind: str, *parts: Any) -> bytes:
-    return json.dumps([kind, *parts], separators=(",", ":")).encode("utf-8")
-
-
-def _parse_key(raw: bytes, topic: str) -> list[Any]:
-    try:
-        key = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        key = None
-    shapes = {"p": 3, "m": 4, "j": 4, "c": 6}
-    if (not isinstance(key, list) or not key or shapes.get(key[0]) != len(key)
-            or not isinstance(key[1], str) or isinstance(key[2], bool)
-            or not isinstance(key[2], int)):
-        raise CheckpointError(f"state topic {topic}: record key {raw[:100]!r} is not a "
-                              "driftwatch state key; is the topic shared with something "
-                              "else?")
-    return key
-
-
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, allow_nan=True, separators=(",", ":")).encode("utf-8")
-
-
-def _loads(value: bytes, topic: str, key: bytes) -> dict[str, Any]:
-    try:
-        document = json.loads(value.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"state topic {topic}: record {key[:100]!r} is corrupt: "
-                              f"{error}") from None
-    if not isinstance(document, dict):
-        raise CheckpointError(f"state topic {topic}: record {key[:100]!r} is not an object")
-    return document
