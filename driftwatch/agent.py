@@ -805,6 +805,12 @@ class Agent:
             raise CheckpointError(f"a monitor state in the state topic: "
                                   f"{type(error).__name__}: {error}") from error
         if self.join_shards is not None:
+            apart = self.join_shards.apart(partitions)
+            if apart:
+                log.warning("join: %s assigned without the partition of the same number of "
+                            "the other topic: their predictions and labels cannot be joined "
+                            "here; give join.predictions_topic and join.labels_topic the same "
+                            "partition count", ", ".join(f"{t}[{p}]" for t, p in apart))
             try:
                 self.join_shards.restore(restored.joins, self.settings.join.limits())
             except (ValueError, TypeError, KeyError, IndexError, AttributeError,

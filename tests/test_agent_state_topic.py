@@ -84,3 +84,16 @@ def test_a_lost_partition_takes_its_pending_join_off_metrics_at_once() -> None:
     assert agent.snapshot.join is not None
     assert dict(agent.snapshot.join.pending) == {"zero": 5}
     assert set(agent.join_shards.shards) == {P0}
+
+
+def test_join_partitions_assigned_apart_are_named() -> None:
+    agent = Agent(Settings(kafka={"topics": ["pred", "lab"]},
+                           join={"enabled": True, "predictions_topic": "pred",
+                                 "labels_topic": "lab"}))
+    shards = agent.join_shards
+    assert shards is not None
+    assert shards.shard_of(TopicPartition("lab", 3)) == ("pred", 3)
+    together = {TopicPartition("pred", 0), TopicPartition("lab", 0)}
+    assert shards.apart(together) == []
+    assert shards.apart(together | {TopicPartition("lab", 1), TopicPartition("pred", 2)}) == [
+        ("lab", 1), ("pred", 2)]

@@ -63,6 +63,14 @@ class JoinShards:
             return (shard, (self._labels_topic, shard[1]))
         return (shard,)
 
+    def apart(self, assigned: Collection[TopicPartition]) -> list[TopicPartition]:
+        """The partitions of ``assigned`` whose shard's other partition is not assigned with
+        them: their predictions and labels cannot meet in this replica (the topics' partition
+        counts differ, so the range assignor did not keep the numbers together)."""
+        owned = {(tp[0], tp[1]) for tp in assigned}
+        return sorted(tp for tp in owned
+                      if not owned.issuperset(self.partitions_of(self.shard_of(tp))))
+
     def get(self, tp: TopicPartition) -> DelayedLabels:
         """The join that takes ``tp``'s records (created empty on first use)."""
         shard = self.shard_of(tp)
