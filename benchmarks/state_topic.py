@@ -18,6 +18,7 @@ over four input partitions, on a real broker (Tansu, memory storage, same machin
 
 from __future__ import annotations
 
+import json
 import logging
 import statistics
 import tempfile
@@ -84,8 +85,42 @@ def measure(bootstrap: str, count: int) -> dict[str, float]:
             "file_restore": file_restore}
 
 
+def restore_checks(count: int = 50, repeats: int = 5) -> tuple[float, float, float]:
+    """Per model, best of ``repeats``: decoding the record's JSON, :meth:`Monitor.restore`
+    of the window events as JSON gives them back (lists of int, float, int: checked inline),
+    and of the same events as tuples (the named validators, which every event took before
+    the inline check; the same work otherwise). Both restore the same monitor."""
+    states = _monitors(count).export_state()
+    encoded = [json.dumps(state) for state in states.values()]
+    slow = [{**state, "window": {**state["window"], "events": [
+        tuple(event) for event in state["window"]["events"]]}} for state in states.values()]
+    for state, other in zip(states.values(), slow, strict=True):
+        assert Monitor.restore(other, config=CONFIG).export_state() == \
+            Monitor.restore(state, config=CONFIG).export_state()
+
+    def best(run: Any) -> float:
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - started)
+        return min(times) / count
+
+    decode = best(lambda: [json.loads(text) for text in encoded])
+    fast = best(lambda: [Monitor.restore(state, config=CONFIG) for state in states.values()])
+    named = best(lambda: [Monitor.restore(state, config=CONFIG) for state in slow])
+    return decode, fast, named
+
+
 def main(quick: bool = False) -> None:
     logging.getLogger("kafka").setLevel(logging.ERROR)
+    decode, fast, named = restore_checks()
+    print("| per model (d = 1000) | JSON decode | Monitor.restore | the same with the named "
+          "validators per event | ratio |")
+    print("|---|---|---|---|---|")
+    print(f"| 50 models, best of 5 | {decode * 1000:.2f} ms | {fast * 1000:.2f} ms "
+          f"| {named * 1000:.2f} ms | {fast / named:.2f} |")
+    print()
     print("| models (d = 1000) | save to topic | bytes per model | restore all (4 partitions) "
           "| restore 1 of 4 partitions | file: save (fsync) | file: restore | "
           "restore all / file restore |")

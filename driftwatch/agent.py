@@ -50,8 +50,10 @@ Lifecycle and failure behaviour:
   decoded as a prediction or a label (by its topic or its kind field); a prediction's model
   is admitted (``limits.max_models``) before it enters the join and its model's label-free
   watch; a joined pair is the event its monitor gets, when its second half arrives. The
-  join's pending records are saved in the checkpoint with the monitors and the offsets
-  they cover, so a restart neither loses a pending prediction nor joins a label twice.
+  join's pending records are saved with the monitors and the offsets they cover (in the
+  state topic one join per input partition, :class:`~driftwatch.io.join_shards.JoinShards`,
+  handed over with the partition), so a restart or a handover neither loses a pending
+  prediction nor joins a label twice.
 - **Other models' records** (settings ``events.only_models``) are skipped: counted as
   ``driftwatch_events_skipped_total{reason="unwatched_model"}``, neither rejected nor
   dead-lettered, and their offsets advance like any other record's.
@@ -106,6 +108,7 @@ from driftwatch.io.decode import (
     decode_joinable,
 )
 from driftwatch.io.join_metrics import JoinCollector
+from driftwatch.io.join_shards import JoinShards
 from driftwatch.io.partition_states import PartitionStates
 from driftwatch.io.producers import AlarmPublisher, DeadLetter
 from driftwatch.io.server import MetricsServer
@@ -451,6 +454,15 @@ class Agent:
             if join.predictions_topic is not None and join.labels_topic is not None:
                 self._kinds = {join.predictions_topic: "prediction", join.labels_topic: "label"}
             self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
+        # With the state topic the join is kept per input partition, to be handed over.
+        self.join_shards: JoinShards | None = None
+        if self.delayed is not None and self.partitioned is not None:
+            self.join_shards = JoinShards(
+                lambda: join.delayed_labels(
+                    lambda model: settings.monitoring.monitor_config(model).threshold),
+                join.predictions_topic, join.labels_topic)
+            self.partitioned = PartitionStates(self.join_shards.shard_of)
+            self.delayed = None
         self._rejection_logged: dict[str, float] = {}
         self._only_models = frozenset(settings.events.only_models)
         # Checkpointed like the rejection counts, so that restarted replicas agree.
@@ -518,6 +530,7 @@ class Agent:
         elif isinstance(result, Decoded):
             monitor = self.monitors.get(result.model)
             if monitor is not None and self.partitioned is not None \
+                    and self.join_shards is None \
                     and not self.partitioned.take(result.model, tp, record.offset):
                 pass  # a replay after a restore: the model's saved state holds this event
             elif monitor is not None:
@@ -577,7 +590,12 @@ class Agent:
 
     def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
         if self.partitioned is not None:
-            return self.partitioned.payload(self.monitors.export_state(), offsets)
+            shards = self.join_shards
+            joins = None if shards is None else {
+                shard: (shards.partitions_of(shard), state)
+                for shard, state in shards.export_state().items()}
+            return self.partitioned.payload(self.monitors.export_state(), offsets, joins,
+                                            self.comparisons.export_model)
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self._rejected),
@@ -591,7 +609,7 @@ class Agent:
     def _decode(self, record: Record) -> Decoded | Rejected | None:
         """The record's event for a monitor, a rejection, or None: a prediction or label
         that is now pending in the join (or a duplicate, counted there)."""
-        if self.delayed is None:
+        if self.delayed is None and self.join_shards is None:
             return decode(record.value, record.key, self._format)
         kind = self._kinds.get(record.topic)
         if kind is None and self._join_format.kind_field is None:
@@ -601,19 +619,33 @@ class Agent:
                                  kind, record.timestamp_ms / 1000.0)
         if isinstance(result, Rejected):
             return result
+        tp = record.topic_partition
+        partitioned = None if self.join_shards is None else self.partitioned
+        if partitioned is not None and not partitioned.join_takes(tp, record.offset):
+            return None  # a replay after a restore: the join's saved state holds it
+        delayed = self.delayed if self.join_shards is None else self.join_shards.get(tp)
+        assert delayed is not None
         if isinstance(result, Prediction):
             # Admit the model before its prediction enters the join: pending predictions and
             # label-free watches are bounded by limits.max_models like the monitors.
             if self.monitors.get(result.model) is None:
                 return Rejected(TOO_MANY_MODELS, f"model {result.model!r} would exceed "
                                 f"limits.max_models={self.settings.limits.max_models}")
-            joined, alarms = self.delayed.add_prediction(result)
+            joined, alarms = delayed.add_prediction(result)
             for alarm in alarms:
                 self.alarms.emit(alarm)
                 if self.on_alarm is not None:
                     self._notify(alarm)
         else:
-            joined = self.delayed.add_label(result)
+            joined = delayed.add_label(result)
+        if partitioned is not None and self.join_shards is not None:
+            if joined is None:
+                partitioned.pending_half(result.event_id, tp, record.offset)
+                return None
+            shard = self.join_shards.partitions_of(self.join_shards.shard_of(tp))
+            if not partitioned.take_pair(joined.model, joined.event_id, tp, record.offset,
+                                         shard):
+                return None  # a replay after a restore: the model's saved state holds it
         return None if joined is None else Decoded(joined.model, joined.event())
 
     def _final_checkpoint(self) -> bool:
@@ -772,6 +804,25 @@ class Agent:
                 OverflowError) as error:
             raise CheckpointError(f"a monitor state in the state topic: "
                                   f"{type(error).__name__}: {error}") from error
+        if self.join_shards is not None:
+            apart = self.join_shards.apart(partitions)
+            if apart:
+                log.warning("join: %s assigned without the partition of the same number of "
+                            "the other topic: their predictions and labels cannot be joined "
+                            "here; give join.predictions_topic and join.labels_topic the same "
+                            "partition count", ", ".join(f"{t}[{p}]" for t, p in apart))
+            try:
+                self.join_shards.restore(restored.joins, self.settings.join.limits())
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                    OverflowError) as error:
+                raise CheckpointError(f"a join state in the state topic: "
+                                      f"{type(error).__name__}: {error}") from error
+        try:
+            self.comparisons.restore(restored.comparisons)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+                OverflowError) as error:
+            raise CheckpointError(f"a comparison state in the state topic: "
+                                  f"{type(error).__name__}: {error}") from error
         self.partitioned.restored(restored)
         self.partitioned.split |= clashes
         for counts in restored.rejected.values():
@@ -809,6 +860,9 @@ class Agent:
                 log.info("saved the state of %d revoked partition(s)", len(partitions))
         gone, rejected = self.partitioned.drop(partitions)
         self.monitors.drop(gone)
+        self.comparisons.drop(gone)
+        if self.join_shards is not None:
+            self.join_shards.drop(partitions)
         for tp in partitions:
             self._positions.pop(tp, None)
             self._last_timestamp_ms.pop(tp, None)
@@ -904,7 +958,8 @@ class Agent:
             started_time=self._started,
             last_processed=last,
             operations=operations,
-            join=None if self.delayed is None else self.delayed.snapshot(),
+            join=self.join_shards.snapshot() if self.join_shards is not None else
+            None if self.delayed is None else self.delayed.snapshot(),
         )
 
     def _lag_seconds(self, lag: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], float]:

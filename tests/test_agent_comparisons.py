@@ -16,7 +16,7 @@ from driftwatch.settings import Settings
 
 def settings(directory: Path) -> Settings:
     return Settings.model_validate({
-        "checkpoint": {"directory": str(directory)},
+        "checkpoint": {"backend": "file", "directory": str(directory)},
         "monitoring": {"defaults": {"window_size": 100}},
         "comparisons": [{"name": "v2", "model": "m", "challenger_score_field": "q",
                          "block_size": 50, "blocks": 6}],

@@ -65,3 +65,35 @@ def test_the_file_backend_exports_no_split_count(tmp_path: object) -> None:
     assert agent.partitioned is None
     agent._publish_snapshot(force=True)
     assert "\ndriftwatch_state_split_models " not in scrape(agent)
+
+
+def test_a_lost_partition_takes_its_pending_join_off_metrics_at_once() -> None:
+    agent = Agent(Settings(join={"enabled": True, "kind_field": "kind"}),
+                  snapshot_interval_s=0.0)
+    assert agent.join_shards is not None and agent.delayed is None
+    for offset in range(5):
+        for tp, model in ((P0, "zero"), (P1, "one")):
+            value = {"event_id": f"{model}-{offset}", "kind": "prediction", "model": model,
+                     "score": 0.5}
+            agent.process(Record(tp.topic, tp.partition, offset, None,
+                                 json.dumps(value).encode(), 0))
+    agent._publish_snapshot(force=True)
+    assert agent.snapshot.join is not None
+    assert dict(agent.snapshot.join.pending) == {"zero": 5, "one": 5}
+    agent._on_revoked({P1}, True)
+    assert agent.snapshot.join is not None
+    assert dict(agent.snapshot.join.pending) == {"zero": 5}
+    assert set(agent.join_shards.shards) == {P0}
+
+
+def test_join_partitions_assigned_apart_are_named() -> None:
+    agent = Agent(Settings(kafka={"topics": ["pred", "lab"]},
+                           join={"enabled": True, "predictions_topic": "pred",
+                                 "labels_topic": "lab"}))
+    shards = agent.join_shards
+    assert shards is not None
+    assert shards.shard_of(TopicPartition("lab", 3)) == ("pred", 3)
+    together = {TopicPartition("pred", 0), TopicPartition("lab", 0)}
+    assert shards.apart(together) == []
+    assert shards.apart(together | {TopicPartition("lab", 1), TopicPartition("pred", 2)}) == [
+        ("lab", 1), ("pred", 2)]

@@ -1,5 +1,6 @@
-"""Settings of the state topic: the backend ``auto`` resolves, kafka refuses what it cannot
-hand over (naming the key and the reason), and the topic name defaults from the group."""
+"""Settings of the state topic: the backend ``auto`` resolves to kafka (the join's and the
+comparisons' state are in the topic too) unless the agent reads the whole stream, and the
+topic name defaults from the group."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ JOIN = {"enabled": True, "predictions_topic": "p", "labels_topic": "l"}
 COMPARISON = {"name": "v2", "model": "churn", "challenger_score_field": "challenger"}
 
 
-def test_auto_is_kafka_unless_join_or_comparisons_need_the_file() -> None:
+def test_auto_is_kafka_also_with_join_and_comparisons() -> None:
     assert Settings().checkpoint_backend() == "kafka"
     kafka = {"topics": ["p", "l"]}
-    assert Settings(kafka=kafka, join=JOIN).checkpoint_backend() == "file"
-    assert Settings(comparisons=[COMPARISON]).checkpoint_backend() == "file"
+    assert Settings(kafka=kafka, join=JOIN).checkpoint_backend() == "kafka"
+    assert Settings(comparisons=[COMPARISON]).checkpoint_backend() == "kafka"
     assert Settings(checkpoint={"backend": "file"}).checkpoint_backend() == "file"
 
 
@@ -27,11 +28,8 @@ def test_the_state_topic_defaults_to_the_group_name() -> None:
 
 @pytest.mark.parametrize("extra", [{"kafka": {"topics": ["p", "l"]}, "join": JOIN},
                                    {"comparisons": [COMPARISON]}])
-def test_backend_kafka_refuses_state_that_spans_partitions(extra: dict) -> None:
-    with pytest.raises(ValidationError) as caught:
-        Settings(checkpoint={"backend": "kafka"}, **extra)
-    message = str(caught.value)
-    assert "checkpoint.backend" in message and "spans input partitions" in message
+def test_backend_kafka_takes_join_and_comparisons(extra: dict) -> None:
+    assert Settings(checkpoint={"backend": "kafka"}, **extra).checkpoint_backend() == "kafka"
 
 
 @pytest.mark.parametrize(("key", "value"), [("max_record_bytes", 100), ("topic_partitions", 0),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,3 +192,48 @@ class DelayedLabels:
             raise ValueError(f"state {error}") from error
         self.join, self._watches, self._models, self._labels = join, watches, models, labels
         self._snapshots = {}
+
+
+def merge_snapshots(snapshots: Sequence[JoinSnapshot]) -> JoinSnapshot:
+    """One picture of several joins that share nothing (one per input partition, when the
+    state is kept per partition so that it can be handed over): counts add up, watermarks
+    are the latest, and a model watched in several of them (its predictions arrive on
+    several partitions) shows the watch that saw the most predictions.
+    """
+    if len(snapshots) == 1:
+        return snapshots[0]
+
+    def add(maps: Sequence[Mapping[Any, int]] | Sequence[Mapping[Any, float]]
+            ) -> dict[Any, Any]:
+        total: dict[Any, Any] = {}
+        for counts in maps:
+            for key, value in counts.items():
+                total[key] = total.get(key, 0) + value
+        return total
+
+    buckets: dict[str, tuple[int, ...]] = {}
+    for snapshot in snapshots:
+        for model, counts in snapshot.delay_buckets.items():
+            before = buckets.get(model)
+            buckets[model] = counts if before is None else tuple(
+                a + b for a, b in zip(before, counts, strict=True))
+    watches: dict[str, PredictionSnapshot] = {}
+    for snapshot in snapshots:
+        for watch in snapshot.watches:
+            kept = watches.get(watch.model)
+            if kept is None or watch.predictions > kept.predictions:
+                watches[watch.model] = watch
+    return JoinSnapshot(
+        labels=sum(s.labels for s in snapshots),
+        pending_labels=sum(s.pending_labels for s in snapshots),
+        pending=add([s.pending for s in snapshots]),
+        predictions=add([s.predictions for s in snapshots]),
+        matched=add([s.matched for s in snapshots]),
+        delay_buckets=buckets,
+        delay_sum=add([s.delay_sum for s in snapshots]),
+        dropped=add([s.dropped for s in snapshots]),
+        prediction_watermark=max((s.prediction_watermark for s in snapshots),
+                                 default=-math.inf),
+        label_watermark=max((s.label_watermark for s in snapshots), default=-math.inf),
+        watches=tuple(watches.values()),
+    )

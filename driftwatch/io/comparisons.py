@@ -34,7 +34,7 @@ uses Wilcoxon with at least 6 blocks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -138,15 +138,23 @@ class Comparisons:
 
     def export_state(self) -> dict[str, Any]:
         """Plain data for the checkpoint: each comparison's window and counts, by name."""
-        return {
-            c.config.name: {
-                "model": c.config.model,
-                "events": c.events,
-                "unpaired": dict(c.unpaired),
-                "window": c.window.export_state(),
-            }
-            for c in self._all
-        }
+        return {c.config.name: _export(c) for c in self._all}
+
+    def export_model(self, model: str) -> dict[str, Any]:
+        """:meth:`export_state` of ``model``'s comparisons only. The state topic saves them
+        in the model's record: they take exactly the records its monitor takes, so the
+        offsets the record covers are theirs too."""
+        return {c.config.name: _export(c) for c in self._by_model.get(model, ())}
+
+    def drop(self, models: Iterable[str]) -> None:
+        """Start ``models``' comparisons afresh (their partitions moved to another replica,
+        which restores them): no frozen values stay on ``/metrics``."""
+        for model in models:
+            comparisons = self._by_model.get(model, [])
+            for index, comparison in enumerate(comparisons):
+                fresh = _Comparison(comparison.config, comparison.fmt)
+                comparisons[index] = fresh
+                self._all[self._all.index(comparison)] = fresh
 
     def restore(self, states: Mapping[str, Any]) -> None:
         """Restore the comparisons a checkpoint holds; all or nothing.
@@ -181,6 +189,15 @@ class Comparisons:
         for comparison, window, events, unpaired in restored:
             comparison.window, comparison.events, comparison.unpaired = window, events, unpaired
             comparison.snapshot = None
+
+
+def _export(comparison: _Comparison) -> dict[str, Any]:
+    return {
+        "model": comparison.config.model,
+        "events": comparison.events,
+        "unpaired": dict(comparison.unpaired),
+        "window": comparison.window.export_state(),
+    }
 
 
 _STATISTIC_OF = {

@@ -11,7 +11,7 @@ partition's saved offset. A model seen on more than one partition is counted in
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from driftwatch.io.state_topic import Restored, TopicPartition
@@ -28,7 +28,11 @@ class PartitionStates:
     rejection counts. O(1) per record.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shard_of: Callable[[TopicPartition], TopicPartition] = lambda tp: tp
+                 ) -> None:
+        self._shard_of = shard_of
+        """The join's shard of a partition (:class:`~driftwatch.io.join_shards.JoinShards`):
+        a model whose events come from one shard's partitions is not split."""
         self.homes: dict[str, TopicPartition] = {}
         self.seen: dict[str, set[TopicPartition]] = {}
         self._skip_below: dict[tuple[str, TopicPartition], int] = {}
@@ -37,6 +41,11 @@ class PartitionStates:
         self.split: set[str] = set()
         """Models seen on more than one partition, or restored elsewhere: not handed over
         exactly (see the module docstring)."""
+        self._join_below: dict[TopicPartition, int] = {}
+        self._replaying: dict[TopicPartition, int] = {}
+        self._halves: dict[str, tuple[TopicPartition, int] | None] = {}
+        """Pending halves of pairs whose position decides a replay: None for one restored
+        pending in its join (below every offset a model covers), else where it was read."""
 
     def take(self, model: str, tp: TopicPartition, offset: int) -> bool:
         """Note an event of ``model`` at ``tp``/``offset``; False when its state already
@@ -46,12 +55,57 @@ class PartitionStates:
             if offset < below:
                 return False
             del self._skip_below[(model, tp)]
+        self._see(model, tp, (tp,))
+        return True
+
+    def _see(self, model: str, tp: TopicPartition, partitions: Sequence[TopicPartition]
+             ) -> None:
         self.homes.setdefault(model, tp)
         seen = self.seen.setdefault(model, set())
-        if tp not in seen:
-            seen.add(tp)
-            if len(seen) > 1:
+        if not seen.issuperset(partitions):
+            seen.update(partitions)
+            if len({self._shard_of(p) for p in seen}) > 1:
                 self.split.add(model)
+
+    def join_takes(self, tp: TopicPartition, offset: int) -> bool:
+        """False when the record at ``tp``/``offset`` is already in its restored join (a
+        replay after a restore): the join must not take it again."""
+        below = self._join_below.get(tp)
+        if below is not None:
+            if offset < below:
+                return False
+            del self._join_below[tp]
+        until = self._replaying.get(tp)
+        if until is not None and offset >= until:  # no model skips anything of tp any more
+            del self._replaying[tp]
+            if not self._replaying:
+                self._halves.clear()
+        return True
+
+    def pending_half(self, event_id: str, tp: TopicPartition, offset: int) -> None:
+        """Note a record now pending in the join, while its position matters: while models
+        restored from the state topic still skip records of ``tp``."""
+        if offset < self._replaying.get(tp, -1):
+            self._halves[event_id] = (tp, offset)
+
+    def take_pair(self, model: str, event_id: str, tp: TopicPartition, offset: int,
+                  partitions: Sequence[TopicPartition]) -> bool:
+        """Note a pair of ``model`` completed by the record at ``tp``/``offset`` in the join
+        shard of ``partitions``; False when the model's restored state holds it already.
+
+        The state was saved at one instant, so it holds the pair exactly when *both* halves
+        had been read then: both below the offsets it covers. Which half completes a pair
+        may differ in a replay (two topics interleave differently), so both are checked;
+        a half restored pending in the join was read before the join's save, which is never
+        after the model's (the join is written after the models).
+        """
+        known = event_id in self._halves
+        other = self._halves.pop(event_id, None)
+        other_held = known and (other is None or other[1] < self._skip_below.get(
+            (model, other[0]), -1))
+        if other_held and offset < self._skip_below.get((model, tp), -1):
+            return False
+        self._see(model, tp, partitions)
         return True
 
     def reject(self, tp: TopicPartition, offset: int, reason: str) -> bool:
@@ -63,10 +117,15 @@ class PartitionStates:
         counts[reason] = counts.get(reason, 0) + 1
         return True
 
-    def payload(self, monitors: Mapping[str, Any], positions: Mapping[Any, int]
+    def payload(self, monitors: Mapping[str, Any], positions: Mapping[Any, int],
+                joins: Mapping[TopicPartition, tuple[Sequence[TopicPartition], Any]]
+                | None = None,
+                comparisons: Callable[[str], Mapping[str, Any]] | None = None
                 ) -> dict[str, Any]:
-        """A save of ``monitors`` (model → exported state) and the partitions at
-        ``positions`` (partition → next offset), for :meth:`StateTopicStore.save`."""
+        """A save of ``monitors`` (model → exported state), ``joins`` (shard → its
+        partitions and exported state), each model's ``comparisons`` (name → exported
+        state) and the partitions at ``positions`` (partition → next offset), for
+        :meth:`StateTopicStore.save`."""
         models = {}
         for model, state in monitors.items():
             home = self.homes.get(model)
@@ -75,21 +134,37 @@ class PartitionStates:
             covers = [(tp, positions[tp]) for tp in sorted(self.seen.get(model, {home}))
                       if tp in positions]
             models[model] = {"home": home, "covers": covers, "state": state}
+            compared = comparisons(model) if comparisons is not None else None
+            if compared:
+                models[model]["comparisons"] = dict(compared)
         partitions = [(tuple(tp), {"offset": offset,
                                    "rejected": dict(self.rejected.get(tp, {}))})
                       for tp, offset in sorted(positions.items())]
-        return {"models": models, "partitions": partitions}
+        shards = [{"home": shard, "state": state,
+                   "covers": [(tp, positions[tp]) for tp in tps if tp in positions]}
+                  for shard, (tps, state) in sorted((joins or {}).items())]
+        return {"models": models, "joins": shards, "partitions": partitions}
 
     def restored(self, restored: Restored) -> None:
         """Take over what :meth:`StateTopicStore.load` returned."""
         for model, covers in restored.covers.items():
             self.homes[model] = restored.homes[model]
             self.seen[model] = set(covers)
-            if len(covers) > 1:
+            if len({self._shard_of(tp) for tp in covers}) > 1:
                 self.split.add(model)
             for tp, offset in covers.items():
                 if tp in restored.offsets and offset > restored.offsets[tp]:
                     self._skip_below[(model, tp)] = offset
+                    self._replaying[tp] = max(self._replaying.get(tp, -1), offset)
+        for join_covers in restored.join_covers.values():
+            for tp, offset in join_covers.items():
+                if tp in restored.offsets and offset > restored.offsets[tp]:
+                    self._join_below[tp] = offset
+        for shard, state in restored.joins.items():
+            if any(tp in self._replaying for tp in restored.join_covers[shard]):
+                join = state.get("join", {})
+                for record in [*join.get("predictions", ()), *join.get("labels", ())]:
+                    self._halves[str(record[0])] = None
         for tp, below in restored.rejected_below.items():
             if below > restored.offsets[tp]:
                 self._rejected_below[tp] = below
@@ -106,6 +181,11 @@ class PartitionStates:
             self.split.discard(model)
         for key in [key for key in self._skip_below if key[1] in partitions]:
             del self._skip_below[key]
+        for tp in partitions:
+            self._join_below.pop(tp, None)
+            self._replaying.pop(tp, None)
+        if not self._replaying:
+            self._halves.clear()
         removed: dict[str, int] = {}
         for tp in partitions:
             self._rejected_below.pop(tp, None)

@@ -17,7 +17,12 @@ Records (key and value are JSON; the key's first element says what the record is
   is cut into ``["c", topic, partition, model, save, i]`` chunk records and the ``m`` record
   says ``{"covers": ..., "save": save, "chunks": n}``; the chunks of the save before are
   deleted (tombstones) once the new ``m`` record is written, so compaction keeps the topic at
-  about one copy of the state.
+  about one copy of the state. The model's champion/challenger comparisons ride along
+  (``"comparisons": {name: state}``): they take exactly the records its monitor takes.
+- ``["j", topic, partition, ""]`` → ``{"covers": ..., "state": DelayedLabels.export_state()}``
+  (or chunks, as for a model): with ``join``, one join *shard*'s pending predictions and
+  labels, watermarks, recently joined ids, label-free watches and counts, stored under the
+  shard's first partition (:mod:`driftwatch.io.join_shards`), with the offsets it covers.
 
 One record per model (or per chunk) keeps every record under the broker's message size limit
 whatever the number of models, and lets a new owner read only what it needs to restore.
@@ -36,6 +41,19 @@ nothing: its model records are ignored and it starts like a partition never save
 written by a member that lost its partitions without noticing (a zombie) are consistent pairs
 too, so they cannot break exactness either; they can only move the resume point back.
 
+**The join** adds one rule: a save writes its join records after its model records (and
+before the metas). So every join record on the topic is from a save no later than any model
+record's, and what a join covers is never past what a model covers. While replaying, a shard's
+join skips the records below its covered offsets (its state holds them, and every pair they
+completed is in its model's state too, which covers more), and a pair completed in the replay
+enters its model unless *both* halves are below the offsets the model covers: the model's
+state was taken at one instant, so it holds a pair exactly when both halves had been read
+by then. Checking both halves, not the one that completed the pair, keeps this exact when two
+topics interleave differently in the replay (the other half completes the pair then). A half
+restored pending in the join was read before the join's save, so below what every model
+covers. Hence after a crash anywhere in a save no pending prediction is lost and no label is
+joined twice; ``tests/io/test_state_topic_join.py`` cuts a save after each of its records.
+
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
 handed over exactly: its one monitor mixes partitions that different replicas may own. Its
 state is stored under its home partition with the offsets of every partition it saw, so a
@@ -52,7 +70,6 @@ uncompacted topic; ``benchmarks/state_topic.py`` measures it.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -66,6 +83,10 @@ from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
 
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.io.state_records import dumps as _dumps
+from driftwatch.io.state_records import key as _key
+from driftwatch.io.state_records import loads as _loads
+from driftwatch.io.state_records import parse_key as _parse_key
 
 __all__ = [
     "Restored",
@@ -117,6 +138,12 @@ class Restored:
         rejected: per restored partition, the saved rejection counts.
         split: models stored under a partition not being restored whose state covers one
             that is: their events on these partitions go to a new, partial monitor.
+        joins: per restored shard (its first input partition), the join's state
+            (:class:`~driftwatch.io.join_shards.JoinShards`).
+        join_covers: per restored shard, {partition: first offset its join does not
+            reflect}.
+        comparisons: the champion/challenger comparisons' states (by name) saved with the
+            restored models.
     """
 
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
@@ -126,6 +153,9 @@ class Restored:
     rejected_below: dict[TopicPartition, int] = field(default_factory=dict)
     rejected: dict[TopicPartition, dict[str, int]] = field(default_factory=dict)
     split: frozenset[str] = frozenset()
+    joins: dict[TopicPartition, dict[str, Any]] = field(default_factory=dict)
+    join_covers: dict[TopicPartition, dict[TopicPartition, int]] = field(default_factory=dict)
+    comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class StateTopicStore:
@@ -234,6 +264,8 @@ class StateTopicStore:
                                  f"{type(error).__name__}: {error}") from error
         for model, saved in payload["models"].items():
             self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), model), None)
+        for saved in payload.get("joins", ()):
+            self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), ""), None)
         self._chunk_saves.update(chunked)
         self.last_save_bytes, self.last_save_records = written, len(records)
 
@@ -241,29 +273,37 @@ class StateTopicStore:
                  chunked: dict[tuple[TopicPartition, str], tuple[str, int]]
                  ) -> Iterator[tuple[bytes, bytes | None]]:
         """The save's records, in order; ``chunked`` gets the chunks written per model."""
-        # Models first, metas last: a meta is written only after the states it vouches for.
-        for model, saved in payload["models"].items():
-            home: TopicPartition = (saved["home"][0], saved["home"][1])
-            value = _dumps({"covers": encode_offsets(dict(saved["covers"])),
-                            "state": saved["state"]})
+        # Models first, then the joins, metas last: a join's record is written only after
+        # the models its pairs went to, a meta only after the states it vouches for.
+        entries = [("m", saved["home"], model, saved)
+                   for model, saved in payload["models"].items()]
+        entries += [("j", saved["home"], "", saved)
+                    for saved in payload.get("joins", ())]
+        for kind, (home_topic, home_partition), name, saved in entries:
+            home: TopicPartition = (home_topic, home_partition)
+            document = {"covers": encode_offsets(dict(saved["covers"])),
+                        "state": saved["state"]}
+            if saved.get("comparisons"):
+                document["comparisons"] = saved["comparisons"]
+            value = _dumps(document)
             if len(value) <= self.max_record_bytes:
-                yield _key("m", *home, model), value
+                yield _key(kind, *home, name), value
             else:
                 save = uuid.uuid4().hex[:12]
                 pieces = [value[i:i + self.max_record_bytes]
                           for i in range(0, len(value), self.max_record_bytes)]
                 for index, piece in enumerate(pieces):
-                    yield _key("c", *home, model, save, index), piece
-                yield _key("m", *home, model), _dumps({
+                    yield _key("c", *home, name, save, index), piece
+                yield _key(kind, *home, name), _dumps({
                     "covers": encode_offsets(dict(saved["covers"])), "save": save,
                     "chunks": len(pieces)})
-                chunked[(home, model)] = (save, len(pieces))
+                chunked[(home, name)] = (save, len(pieces))
             # The chunks this record replaces are deleted after it (tombstones).
-            previous = self._chunk_saves.get((home, model))
+            previous = self._chunk_saves.get((home, name))
             if previous is not None:
                 old_save, count = previous
                 for index in range(count):
-                    yield _key("c", *home, model, old_save, index), None
+                    yield _key("c", *home, name, old_save, index), None
         for tp, meta in payload["partitions"]:
             yield _key("p", *tp), _dumps({"offset": meta["offset"],
                                          "rejected": meta["rejected"]})
@@ -305,6 +345,7 @@ class StateTopicStore:
         latest = self._read_all()
         metas: dict[TopicPartition, dict[str, Any]] = {}
         heads: dict[tuple[TopicPartition, str], dict[str, Any]] = {}
+        join_heads: dict[TopicPartition, dict[str, Any]] = {}
         chunks: dict[tuple[TopicPartition, str, str, int], bytes] = {}
         for raw_key, value in latest.items():
             key = _parse_key(raw_key, self.topic)
@@ -315,6 +356,8 @@ class StateTopicStore:
             document = _loads(value, self.topic, raw_key)
             if kind == "p":
                 metas[tp] = document
+            elif kind == "j":
+                join_heads[tp] = document
             else:
                 heads[(tp, key[3])] = document
         restored = Restored()
@@ -338,7 +381,13 @@ class StateTopicStore:
                 if any(tp in restored.offsets for tp in covers):
                     split.add(model)
                 continue
-            restored.monitors[model] = self._state(home, model, head, chunks)
+            document = self._document(home, model, head, chunks)
+            restored.monitors[model] = document["state"]
+            compared = document.get("comparisons", {})
+            if not isinstance(compared, dict):
+                raise CheckpointError(f"state topic {self.topic}: model {model!r}: its "
+                                      "comparisons must be an object")
+            restored.comparisons.update(compared)
             restored.covers[model] = covers
             restored.homes[model] = home
             for tp, offset in covers.items():
@@ -346,26 +395,45 @@ class StateTopicStore:
                     restored.offsets[tp] = min(restored.offsets[tp], offset)
             if "save" in head:
                 self._chunk_saves[(home, model)] = (str(head["save"]), int(head["chunks"]))
+        for home, head in join_heads.items():
+            covers = self._covers(head, f"the join of {home[0]}[{home[1]}]")
+            if not any(tp in restored.offsets for tp in covers):
+                continue  # its partitions' first save was cut short: nothing to resume
+            restored.joins[home] = self._document(home, "", head, chunks)["state"]
+            restored.join_covers[home] = covers
+            for tp, offset in covers.items():
+                if tp in restored.offsets:
+                    restored.offsets[tp] = min(restored.offsets[tp], offset)
+            if "save" in head:
+                self._chunk_saves[(home, "")] = (str(head["save"]), int(head["chunks"]))
         return Restored(restored.offsets, restored.monitors, restored.covers, restored.homes,
-                        restored.rejected_below, restored.rejected, frozenset(split))
+                        restored.rejected_below, restored.rejected, frozenset(split),
+                        restored.joins, restored.join_covers, restored.comparisons)
 
-    def _state(self, home: TopicPartition, model: str, head: Mapping[str, Any],
-               chunks: Mapping[tuple[TopicPartition, str, str, int], bytes]) -> dict[str, Any]:
+    def _covers(self, head: Mapping[str, Any], what: str) -> dict[TopicPartition, int]:
+        covers_part = head.get("covers")
+        if not isinstance(covers_part, dict):
+            raise CheckpointError(f"state topic {self.topic}: {what}: no covers")
+        return decode_offsets(covers_part)
+
+    def _document(self, home: TopicPartition, model: str, head: Mapping[str, Any],
+                  chunks: Mapping[tuple[TopicPartition, str, str, int], bytes]
+                  ) -> dict[str, Any]:
+        """The record's document (its chunks joined), whose ``state`` is an object."""
         where = f"state topic {self.topic}: model {model!r} of {home[0]}[{home[1]}]"
-        if "state" in head:
-            state = head["state"]
-        else:
+        document = dict(head)
+        if "state" not in head:
             save, count = head.get("save"), head.get("chunks")
             if not isinstance(save, str) or not isinstance(count, int) or count < 1:
                 raise CheckpointError(f"{where}: neither a state nor its chunks")
             pieces = [chunks.get((home, model, save, index)) for index in range(count)]
             if any(piece is None for piece in pieces):
                 raise CheckpointError(f"{where}: chunks of save {save} are missing")
-            state = _loads(b"".join(p for p in pieces if p is not None), self.topic,
-                           b"chunks").get("state")
-        if not isinstance(state, dict):
+            document = _loads(b"".join(p for p in pieces if p is not None), self.topic,
+                              b"chunks")
+        if not isinstance(document.get("state"), dict):
             raise CheckpointError(f"{where}: the state must be an object")
-        return state
+        return document
 
     def _read_all(self) -> dict[bytes, bytes]:
         """The last value per key, tombstones applied, read to the end of every partition."""
@@ -414,36 +482,3 @@ class StateTopicStore:
             consumer.close()
         return latest
 
-
-def _key(kind: str, *parts: Any) -> bytes:
-    return json.dumps([kind, *parts], separators=(",", ":")).encode("utf-8")
-
-
-def _parse_key(raw: bytes, topic: str) -> list[Any]:
-    try:
-        key = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        key = None
-    shapes = {"p": 3, "m": 4, "c": 6}
-    if (not isinstance(key, list) or not key or shapes.get(key[0]) != len(key)
-            or not isinstance(key[1], str) or isinstance(key[2], bool)
-            or not isinstance(key[2], int)):
-        raise CheckpointError(f"state topic {topic}: record key {raw[:100]!r} is not a "
-                              "driftwatch state key; is the topic shared with something "
-                              "else?")
-    return key
-
-
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, allow_nan=True, separators=(",", ":")).encode("utf-8")
-
-
-def _loads(value: bytes, topic: str, key: bytes) -> dict[str, Any]:
-    try:
-        document = json.loads(value.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointError(f"state topic {topic}: record {key[:100]!r} is corrupt: "
-                              f"{error}") from None
-    if not isinstance(document, dict):
-        raise CheckpointError(f"state topic {topic}: record {key[:100]!r} is not an object")
-    return document

@@ -14,9 +14,11 @@ class CheckpointSettings(_Section):
     """Monitor state saved to a compacted Kafka topic (or a file), so that a restart, a
     rollout or a rebalance does not blind the monitors for a window.
 
-    With ``backend: kafka`` (what ``auto`` picks, unless ``join`` or ``comparisons`` are
-    set) the state lives where the input lives: one record per model, keyed by the input
-    partition its events come from, in the compacted topic ``topic`` (default
+    With ``backend: kafka`` (what ``auto`` picks, unless ``kafka.assignment`` is
+    ``all_partitions``) the state lives where the input lives: one record per model (with its
+    champion/challenger comparisons), keyed by the input partition its events come from, and
+    with ``join`` one per input partition holding the predictions and labels pending there,
+    in the compacted topic ``topic`` (default
     ``<kafka.group_id>-state``, created with ``cleanup.policy=compact`` when missing). The
     replica that is assigned an input partition restores that partition's models from the
     topic and resumes at the offset they cover; a replica that loses a partition saves it
@@ -49,8 +51,8 @@ class CheckpointSettings(_Section):
             "Where the state is saved. kafka: the compacted topic checkpoint.topic, restored "
             "per input partition by whichever replica owns it (replicas hand over without "
             "losing a window). file: checkpoint.directory, one replica per directory. auto: "
-            "kafka, or file when join or comparisons are set (their state spans partitions "
-            "and is not handed over) or kafka.assignment is all_partitions (no group)."
+            "kafka, or file when kafka.assignment is all_partitions (no group hands "
+            "partitions over)."
         ),
     )
     topic: Name | None = Field(

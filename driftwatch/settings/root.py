@@ -96,13 +96,11 @@ class Settings(BaseSettings):
     )
 
     def checkpoint_backend(self) -> Literal["kafka", "file"]:
-        """``checkpoint.backend`` with ``auto`` resolved: kafka unless join or comparisons
-        are set (their state spans input partitions, so it cannot be handed over) or the
-        agent reads the whole stream (no group hands partitions over to it)."""
+        """``checkpoint.backend`` with ``auto`` resolved: kafka unless the agent reads the
+        whole stream (no group hands partitions over to it)."""
         backend = self.checkpoint.backend
         if backend == "auto":
-            whole_stream = self.kafka.assignment == "all_partitions"
-            return "file" if self.join.enabled or self.comparisons or whole_stream else "kafka"
+            return "file" if self.kafka.assignment == "all_partitions" else "kafka"
         return backend
 
     def state_topic(self) -> str:
@@ -205,19 +203,12 @@ class Settings(BaseSettings):
                     f"is events.score_field ({self.events.score_field!r}), the champion's "
                     f"score: name the field holding the challenger's",
                 ))
-        if self.checkpoint.backend == "kafka":
-            for key, value in (("join", self.join.enabled), ("comparisons", self.comparisons)):
-                if value:
-                    problems.append(_problem(
-                        ("checkpoint", "backend"),
-                        f"kafka cannot save the state of {key}, which spans input partitions: "
-                        "use file (or auto, which picks it)", "kafka"))
-            if self.kafka.assignment == "all_partitions":
-                problems.append(_problem(
-                    ("checkpoint", "backend"),
-                    "kafka restores state when the group assigns a partition, and "
-                    "kafka.assignment all_partitions has no group: use file (or auto, which "
-                    "picks it)", "kafka"))
+        if self.checkpoint.backend == "kafka" and self.kafka.assignment == "all_partitions":
+            problems.append(_problem(
+                ("checkpoint", "backend"),
+                "kafka restores state when the group assigns a partition, and "
+                "kafka.assignment all_partitions has no group: use file (or auto, which "
+                "picks it)", "kafka"))
         if len(self.monitoring.models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),

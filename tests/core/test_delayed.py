@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from driftwatch.core.delayed import DELAY_BUCKETS, DelayedLabels
+from driftwatch.core.delayed import DELAY_BUCKETS, DelayedLabels, merge_snapshots
 from driftwatch.core.detectors import registry
 from driftwatch.core.join import Join, Joined, Label, Prediction
 from driftwatch.core.monitor import Monitor
@@ -156,3 +156,25 @@ def test_a_snapshot_recomputes_only_watches_that_saw_predictions() -> None:
     second = {w.model: w for w in labels.snapshot().watches}
     assert second["b"] is first["b"]
     assert second["a"] is not first["a"] and second["a"].predictions == 701
+
+
+def test_joins_of_disjoint_records_merge_into_the_picture_of_one_join() -> None:
+    """One join per input partition (what the state topic hands over) shows, merged, what
+    one join of all the records shows when each model's records stay in one of them and no
+    bound depends on the other's clock (unbounded ages here)."""
+    unbounded = {"max_pending": 10_000, "max_age": math.inf, "max_label_age": math.inf}
+    rs = records(3)
+    whole = DelayedLabels(Join(**unbounded), watch_for)
+    drive(whole, rs)
+    model_of = {r.event_id: r.model for r in rs if isinstance(r, Prediction)}
+    shards = {model: DelayedLabels(Join(**unbounded), watch_for) for model in ("a", "b")}
+    for r in rs:
+        drive(shards[model_of[r.event_id]], [r])
+    merged = merge_snapshots([shard.snapshot() for shard in shards.values()])
+    expected = whole.snapshot()
+    for name in merged.__slots__:
+        if name != "watches":
+            assert getattr(merged, name) == getattr(expected, name), name
+    assert [(w.model, w.predictions, w.blocks) for w in merged.watches] == \
+        [(w.model, w.predictions, w.blocks) for w in expected.watches]
+    assert merge_snapshots([expected]) is expected

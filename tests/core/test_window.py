@@ -190,6 +190,11 @@ def test_restored_window_continues_identically(
     assert restored.export_state() == state
     assert (restored.size, restored.threshold) == (size, threshold)
     assert_same_window(restored, window)
+    # Events as JSON gives them back take an inline check; any other sequence the named
+    # validators: both rebuild the same window.
+    slow = PrequentialWindow.from_state({**state, "events": [
+        (bool(y), s, p) for y, s, p in state["events"]]})
+    assert_same_window(slow, window)
     for event in stream[cut:]:
         window.update(*event)
         restored.update(*event)
