@@ -315,6 +315,10 @@ class Source(Protocol[R_co]):
 
 R = TypeVar("R", bound=KafkaLikeRecord)
 
+OnAssignedHook = Callable[[set[Any]], Mapping[Any, int] | None]
+"""``on_assigned(partitions) -> {partition: offset} | None``: where each newly assigned
+``(topic, partition)`` resumes (the agent answers with its checkpoint's offsets)."""
+
 
 class MemorySource(Generic[R]):
     """A list of records behind the :class:`Source` protocol: the agent's loop without Kafka
@@ -330,7 +334,7 @@ class MemorySource(Generic[R]):
     """
 
     def __init__(self, records: Iterable[R], *, batch: int = 500,
-                 on_assigned: Callable[[set[Any]], Mapping[Any, int] | None] | None = None,
+                 on_assigned: OnAssignedHook | None = None,
                  on_exhausted: Callable[[], None] | None = None) -> None:
         if batch < 1:
             raise ValueError(f"batch must be >= 1, got {batch!r}")
