@@ -156,31 +156,31 @@ class Pipeline(Generic[W]):
         self._observed: set[str] = set()
         self._by_model = monitors.by_model
         self._decoder = FastDecoder(fmt)
-        self.fast: Callable[[bytes | None, W], bool] = self._fast_path()
-        """``fast(value, where)``: process one record if the fast decoder takes its value;
-        False (nothing done) when the value needs the general decoder (:meth:`decoded` of
-        :func:`~driftwatch.io.decode.decode`'s answer) or its model id comes from the key.
-        The hot path: no object per record."""
+        self.fast: Callable[[bytes | None, bytes | None, W], bool] = self._fast_path()
+        """``fast(value, key, where)``: process one record if the fast decoder takes its
+        value; False (nothing done) when the value needs the general decoder (:meth:`decoded`
+        of :func:`~driftwatch.io.decode.decode`'s answer) or its model id comes from the
+        key. The hot path: no object per record."""
 
     def record(self, value: bytes | None, key: bytes | None, where: W) -> None:
         """Process one record that is a whole event (no join)."""
-        if not self.fast(value, where):
+        if not self.fast(value, key, where):
             self.decoded(decode(value, key, self.fmt), value, key, where)
 
-    def _fast_path(self) -> Callable[[bytes | None, W], bool]:
+    def _fast_path(self) -> Callable[[bytes | None, bytes | None, W], bool]:
         """:attr:`fast` as one closure over what it reads, as the fast decoder is: it runs
         once per record, and attribute reads were a measurable part of its cost."""
         values, by_model, observed = self._decoder.values, self._by_model, self._observed
         observe_all, event, on_alarms = self._observe_all, self.event, self._on_alarms
 
-        def fast(value: bytes | None, where: W) -> bool:
+        def fast(value: bytes | None, key: bytes | None, where: W) -> bool:
             found = values(value)
             if found is None:
                 return False
             model, y_true, y_score, y_pred, ts = found
             monitor = by_model.get(model)
             if monitor is None or observe_all or model in observed:
-                event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), value, None,
+                event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), value, key,
                       where)
                 return True
             alarms = monitor.update_values(y_true, y_score, y_pred, ts)

@@ -209,7 +209,7 @@ class Replay:
         fast, decoded, fmt = pipeline.fast, pipeline.decoded, self._fmt
         records = 0  # counted here, added to the total at the end
         for number, line in enumerate(lines, first):
-            if fast(line, number):
+            if fast(line, None, number):
                 records += 1
                 continue
             value = line.rstrip(b"\r\n")
