@@ -20,6 +20,9 @@ from driftwatch.core.monitor import Alarm, Monitor
 from driftwatch.io.checkpoint import CheckpointSaveError, CheckpointStore
 from driftwatch.io.source import Record, TopicPartition
 from driftwatch.pipeline import MemoryDeadLetter, MemorySource, OnAssignedHook
+from driftwatch.replay.run import Replay
+from driftwatch.replay.run import run as replay_run
+from driftwatch.replay.sources import JsonLinesSource, agent_records
 from driftwatch.settings import Settings
 from driftwatch.simulate import delayed_labels, generate
 
@@ -312,3 +315,34 @@ def test_memory_source_resumes_where_on_assigned_says(batch: int) -> None:
     assert seen == [(p, o) for p, o in ((r.partition, r.offset) for r in source_records)
                     if p == 1 or o >= 3]
     assert source.exhausted and source.lag() == {}
+
+
+def test_the_agent_on_a_file_gives_the_replay_of_the_file(tmp_path: Path) -> None:
+    """One pipeline: the agent's loop over a JSON Lines file (a replay source through
+    agent_records) and ``replay`` of the same file give the same alarms, rejections and
+    monitors, the records of a model beyond the limit and bad lines included."""
+    config = settings(tmp_path, limits={"max_models": 2})
+    lines = stream_values("a", seed=7, length=3000) + stream_values("b", seed=8, length=3000)
+    lines = [v for pair in zip(lines[:3000], lines[3000:], strict=True) for v in pair]
+    for index, bad in enumerate([b"not json", b'{"model": "a", "score": 0.2}', b"",
+                                 b'{"model": "c", "label": 1, "score": 0.5}',
+                                 b'{"model": "a", "label": 1, "score": 0.5, "ts": "2024-01-01"}']):
+        lines.insert(700 * (index + 1), bad)
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    dead = MemoryDeadLetter()
+    run_ = Run(config, list(agent_records(JsonLinesSource(str(path)))), dead_letter=dead)()
+    assert run_.error is None
+    fmt = config.events.event_format()
+    replayed = replay_run(JsonLinesSource(str(path)),
+                          Replay(fmt, config.monitoring.monitor_config, 2), str(path))
+    assert replayed.alarms and [found.alarm for found in replayed.alarms] == run_.alarms
+    assert [(b.position, b.reason) for b in replayed.bad_records] == \
+        [(record.offset, rejected.reason) for record, rejected in dead.sent]
+    assert {r: n for r, n in replayed.rejected.items() if n} == \
+        {r: n for r, n in run_.agent.snapshot.rejected.items() if n}
+    assert list(replayed.snapshots) == ["a", "b"]
+    for model, snapshot in replayed.snapshots.items():
+        assert json.dumps(run_.agent.monitors.get(model).snapshot().values, sort_keys=True) \
+            == json.dumps(snapshot.values, sort_keys=True)
+        assert run_.agent.monitors.get(model).events == snapshot.events
