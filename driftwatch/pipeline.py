@@ -25,9 +25,11 @@ same way, through :class:`Pipeline`::
 
 What happens around the step is the caller's: the agent notes each record's offset and
 checkpoints and commits (:mod:`driftwatch.agent`), the replay counts records and keeps the
-alarms with their line numbers (:mod:`driftwatch.replay.run`). Both get their records from a
-:class:`Source`-like object; :class:`MemorySource` is a list of records behind the same
-protocol as the Kafka source, for tests and for embedding the agent.
+alarms with their line numbers (:mod:`driftwatch.replay.run`). The agent reads a
+:class:`Source`: the Kafka source by default, or a :class:`MemorySource`, a list of records
+behind the same protocol, for tests and for embedding the agent (a replay source's records
+become such a list through :func:`driftwatch.replay.sources.agent_records`); the replay
+iterates its file and topic-range sources, JSON Lines in chunks.
 """
 
 from __future__ import annotations
