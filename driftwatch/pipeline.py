@@ -95,6 +95,12 @@ class Monitors:
     def __contains__(self, model: object) -> bool:
         return model in self._monitors
 
+    def drop(self, models: Iterable[str]) -> None:
+        """Forget ``models`` (their partitions moved to another replica)."""
+        for model in models:
+            self._monitors.pop(model, None)
+            self._snapshots.pop(model, None)
+
     def snapshots(self) -> tuple[Snapshot, ...]:
         """Every monitor's snapshot; a monitor that saw no event since its last one is reused."""
         result = []
@@ -123,6 +129,9 @@ the record's value when the decoder refused it, None when its model was refused.
 OnAdmit = Callable[[str, Monitor], bool]
 """``on_admit(model, monitor)``: a monitor was just created for ``model``; True asks for its
 events through ``on_event`` (the replay's figure series and block AUCs)."""
+Accept = Callable[[str, W], bool]
+"""``accept(model, where)``: whether the model's (routed) monitor takes the record's event;
+False skips it (the agent's state-topic mode: a model's restored state already holds it)."""
 OnEvent = Callable[[Monitor, Decoded, bytes | None, bytes | None, W], None]
 """``on_event(monitor, decoded, value, key, where)``: an observed model's monitor has just
 taken ``decoded``, the event of the record ``value``/``key``."""
@@ -140,13 +149,14 @@ class Pipeline(Generic[W]):
             None when each record is a whole event.
         on_admit, on_event: see :data:`OnAdmit`, :data:`OnEvent`. ``observe_all`` gives every
             model's events to ``on_event`` (the agent's champion/challenger comparisons).
+        accept: see :data:`Accept`; None takes every routed event.
     """
 
     def __init__(self, fmt: EventFormat, monitors: Monitors, *, on_alarms: OnAlarms[W],
                  on_reject: OnReject[W],
                  join: tuple[DelayedLabels, JoinFormat] | None = None,
                  on_admit: OnAdmit | None = None, on_event: OnEvent[W] | None = None,
-                 observe_all: bool = False) -> None:
+                 observe_all: bool = False, accept: Accept[W] | None = None) -> None:
         self.fmt = fmt
         self.monitors = monitors
         self.join = join
@@ -154,6 +164,7 @@ class Pipeline(Generic[W]):
         self._on_reject = on_reject
         self._on_admit = on_admit
         self._on_event = on_event
+        self._accept = accept
         self._observe_all = observe_all and on_event is not None
         self._observed: set[str] = set()
         self._by_model = monitors.by_model
@@ -174,6 +185,7 @@ class Pipeline(Generic[W]):
         once per record, and attribute reads were a measurable part of its cost."""
         values, by_model, observed = self._decoder.values, self._by_model, self._observed
         observe_all, event, on_alarms = self._observe_all, self.event, self._on_alarms
+        accept = self._accept
 
         def fast(value: bytes | None, key: bytes | None, where: W) -> bool:
             found = values(value)
@@ -184,6 +196,8 @@ class Pipeline(Generic[W]):
             if monitor is None or observe_all or model in observed:
                 event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), value, key,
                       where)
+                return True
+            if accept is not None and not accept(model, where):
                 return True
             alarms = monitor.update_values(y_true, y_score, y_pred, ts)
             if alarms:
@@ -205,7 +219,8 @@ class Pipeline(Generic[W]):
         """Give a decoded event to its model's monitor (admitting the model within the
         limit, else rejecting it), and its alarms to ``on_alarms``."""
         monitor = self.admit(decoded.model, where)
-        if monitor is None:
+        if monitor is None or (self._accept is not None and not self._accept(decoded.model,
+                                                                             where)):
             return
         alarms = monitor.update(decoded.event)
         if self._on_event is not None and (self._observe_all or decoded.model in self._observed):

@@ -32,7 +32,7 @@ BASE_MS = 1_700_000_000_000
 
 def settings(directory: Path, **sections: Any) -> Settings:
     return Settings.model_validate({
-        "checkpoint": {"directory": str(directory), "interval_seconds": 1},
+        "checkpoint": {"backend": "file", "directory": str(directory), "interval_seconds": 1},
         "metrics": {"host": "127.0.0.1", "port": 0},
         **sections,
     })
@@ -236,7 +236,7 @@ def test_stop_ends_the_loop_after_the_batch_and_commits_what_it_processed(
     tmp_path: Path,
 ) -> None:
     values = stream_values(length=4000)
-    config = settings(tmp_path, checkpoint={"directory": str(tmp_path),
+    config = settings(tmp_path, checkpoint={"backend": "file", "directory": str(tmp_path),
                                             "interval_seconds": 3600})
     run = Run(config, records(values), batch=100)
     first_alarm: list[int] = []
@@ -259,7 +259,7 @@ def test_stop_ends_the_loop_after_the_batch_and_commits_what_it_processed(
 
 def test_a_restart_reads_only_what_the_checkpoint_does_not_cover(tmp_path: Path) -> None:
     values = stream_values(length=5000)
-    config = settings(tmp_path, checkpoint={"directory": str(tmp_path),
+    config = settings(tmp_path, checkpoint={"backend": "file", "directory": str(tmp_path),
                                             "interval_seconds": 3600})
     first = Run(config, records(values[:2000]))()
     assert first.error is None
