@@ -12,7 +12,8 @@ same way, through :class:`Pipeline`::
   ``json.loads`` and a few type checks), which gives the event's values as a tuple that
   :meth:`~driftwatch.core.monitor.Monitor.update_values` takes as they are; anything else
   takes :func:`~driftwatch.io.decode.decode`, which gives the same event or says why not.
-  So a value is validated once, at this boundary, and no object is built per record.
+  So a value is validated once, at this boundary, and a plain record builds no ``Decoded``
+  or ``Event``.
 - **route**: the model's monitor, created on its first event while there are fewer than
   ``limits.max_models`` (:class:`Monitors`); an event of a further model is rejected with
   reason ``too_many_models``, so memory and metric cardinality stay bounded.
@@ -173,7 +174,7 @@ class Pipeline(Generic[W]):
         """``fast(value, key, where)``: process one record if the fast decoder takes its
         value; False (nothing done) when the value needs the general decoder (:meth:`decoded`
         of :func:`~driftwatch.io.decode.decode`'s answer) or its model id comes from the
-        key. The hot path: no object per record."""
+        key. The hot path: no event object per record."""
 
     def record(self, value: bytes | None, key: bytes | None, where: W) -> None:
         """Process one record that is a whole event (no join)."""
