@@ -35,7 +35,7 @@ iterates its file and topic-range sources, JSON Lines in chunks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -151,13 +151,18 @@ class Pipeline(Generic[W]):
         on_admit, on_event: see :data:`OnAdmit`, :data:`OnEvent`. ``observe_all`` gives every
             model's events to ``on_event`` (the agent's champion/challenger comparisons).
         accept: see :data:`Accept`; None takes every routed event.
+        only_models, on_skip: when ``only_models`` is not empty, an event of another model
+            is neither routed nor rejected but skipped: ``on_skip(where)`` (settings
+            ``events.only_models``, the sidecar of one model on a shared topic).
     """
 
     def __init__(self, fmt: EventFormat, monitors: Monitors, *, on_alarms: OnAlarms[W],
                  on_reject: OnReject[W],
                  join: tuple[DelayedLabels, JoinFormat] | None = None,
                  on_admit: OnAdmit | None = None, on_event: OnEvent[W] | None = None,
-                 observe_all: bool = False, accept: Accept[W] | None = None) -> None:
+                 observe_all: bool = False, accept: Accept[W] | None = None,
+                 only_models: Collection[str] = (),
+                 on_skip: Callable[[W], None] | None = None) -> None:
         self.fmt = fmt
         self.monitors = monitors
         self.join = join
@@ -166,6 +171,8 @@ class Pipeline(Generic[W]):
         self._on_admit = on_admit
         self._on_event = on_event
         self._accept = accept
+        self._only = frozenset(only_models)
+        self._on_skip = on_skip
         self._observe_all = observe_all and on_event is not None
         self._observed: set[str] = set()
         self._by_model = monitors.by_model
@@ -186,7 +193,7 @@ class Pipeline(Generic[W]):
         once per record, and attribute reads were a measurable part of its cost."""
         values, by_model, observed = self._decoder.values, self._by_model, self._observed
         observe_all, event, on_alarms = self._observe_all, self.event, self._on_alarms
-        accept = self._accept
+        accept, only = self._accept, self._only
 
         def fast(value: bytes | None, key: bytes | None, where: W) -> bool:
             found = values(value)
@@ -194,7 +201,8 @@ class Pipeline(Generic[W]):
                 return False
             model, y_true, y_score, y_pred, ts = found
             monitor = by_model.get(model)
-            if monitor is None or observe_all or model in observed:
+            if monitor is None or observe_all or model in observed or \
+                    (only and model not in only):
                 event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), value, key,
                       where)
                 return True
@@ -219,6 +227,10 @@ class Pipeline(Generic[W]):
               where: W) -> None:
         """Give a decoded event to its model's monitor (admitting the model within the
         limit, else rejecting it), and its alarms to ``on_alarms``."""
+        if self._only and decoded.model not in self._only:
+            if self._on_skip is not None:
+                self._on_skip(where)
+            return
         monitor = self.admit(decoded.model, where)
         if monitor is None or (self._accept is not None and not self._accept(decoded.model,
                                                                              where)):
