@@ -1,9 +1,12 @@
 """The agent: Kafka records in, per-model monitors, Prometheus metrics and alarms out.
 
 The loop is the whole program and reads in a few lines (:meth:`Agent.run`): poll a batch,
-decode each record, give its event to its model's monitor, emit the alarms, note the
-record's offset, then maybe checkpoint (and commit). Every concern lives in its own object:
-:class:`~driftwatch.io.source.KafkaSource` (group membership, offsets, backoff),
+take each record through the one processing step :mod:`driftwatch.replay` shares
+(:class:`~driftwatch.pipeline.Pipeline`: decode, route to its model's monitor, alarms), note
+the record's offset, then maybe checkpoint (and commit). Every concern lives in its own
+object: the source (:class:`~driftwatch.io.source.KafkaSource` by default: group membership,
+offsets, backoff; any :class:`~driftwatch.pipeline.Source`, such as a
+:class:`~driftwatch.pipeline.MemorySource`, when injected),
 :class:`Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor` per model, bounded),
 :class:`Checkpointer` (state + offsets on disk, when, and what is durable),
 :class:`Readiness` (``/readyz`` without flapping), :class:`~driftwatch.io.alarms.AlarmLog`,
@@ -73,7 +76,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
@@ -81,7 +84,7 @@ from prometheus_client import CollectorRegistry, PlatformCollector, ProcessColle
 
 from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Prediction
-from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
+from driftwatch.core.monitor import Alarm, Monitor
 from driftwatch.io.alarms import AlarmLog
 from driftwatch.io.checkpoint import (
     CheckpointError,
@@ -104,7 +107,6 @@ from driftwatch.io.decode import (
     EventFormat,
     RecordKind,
     Rejected,
-    decode,
     decode_joinable,
 )
 from driftwatch.io.join_metrics import JoinCollector
@@ -112,13 +114,25 @@ from driftwatch.io.join_shards import JoinShards
 from driftwatch.io.partition_states import PartitionStates
 from driftwatch.io.producers import AlarmPublisher, DeadLetter
 from driftwatch.io.server import MetricsServer
-from driftwatch.io.source import KafkaSource, Record, TopicPartition
+from driftwatch.io.source import KafkaSource, OnAssigned, Record, TopicPartition
 from driftwatch.io.state_topic import StateSaveError, StateTopicStore
+from driftwatch.pipeline import (
+    TOO_MANY_MODELS,
+    DeadLetterSink,
+    Monitors,
+    Pipeline,
+    Source,
+)
 from driftwatch.settings import Settings
 
 log = logging.getLogger("driftwatch.agent")
 
-TOO_MANY_MODELS = "too_many_models"
+__all__ = ["TOO_MANY_MODELS", "UNWATCHED_MODEL", "Agent", "Checkpointer", "Monitors",
+           "Readiness", "SourceFactory", "producer_config"]
+
+SourceFactory = Callable[[OnAssigned], Source[Record]]
+"""Builds the agent's source, given the hook to call with newly assigned partitions (which
+answers where each resumes: the checkpoint's offsets)."""
 
 UNWATCHED_MODEL = "unwatched_model"
 """The ``reason`` of ``driftwatch_events_skipped_total``: the record's model is not in
@@ -140,56 +154,6 @@ reaches the agent's offset (recreated or truncated topic)."""
 REJECTION_LOG_INTERVAL_S = 10.0
 """At most one log line per rejection reason in this many seconds: a producer sending only
 garbage must not turn the agent's log into a copy of the topic."""
-
-
-class Monitors:
-    """One monitor per model, created on first sight, at most ``max_models`` of them."""
-
-    def __init__(self, config_for: Callable[[str], MonitorConfig], max_models: int) -> None:
-        self._config_for = config_for
-        self._max_models = max_models
-        self._monitors: dict[str, Monitor] = {}
-        self._snapshots: dict[str, tuple[int, Snapshot]] = {}
-
-    def get(self, model: str) -> Monitor | None:
-        """The model's monitor; None when it would exceed the limit."""
-        monitor = self._monitors.get(model)
-        if monitor is None:
-            if len(self._monitors) >= self._max_models:
-                return None
-            monitor = self._monitors[model] = Monitor(model, self._config_for(model))
-        return monitor
-
-    def __len__(self) -> int:
-        return len(self._monitors)
-
-    def snapshots(self) -> tuple[Snapshot, ...]:
-        """Every monitor's snapshot; a monitor that saw no event since its last one is reused."""
-        result = []
-        for model, monitor in self._monitors.items():
-            cached = self._snapshots.get(model)
-            if cached is None or cached[0] != monitor.events:
-                cached = self._snapshots[model] = (monitor.events, monitor.snapshot())
-            result.append(cached[1])
-        return tuple(result)
-
-    def export_state(self) -> dict[str, Any]:
-        return {model: monitor.export_state() for model, monitor in self._monitors.items()}
-
-    def restore(self, states: Mapping[str, Any]) -> None:
-        """Restore saved monitors, all or none; one whose settings changed keeps its window."""
-        restored = {model: Monitor.restore(state, config=self._config_for(model))
-                    for model, state in states.items()}
-        self._monitors.update(restored)
-
-    def __contains__(self, model: object) -> bool:
-        return model in self._monitors
-
-    def drop(self, models: Iterable[str]) -> None:
-        """Forget ``models`` (their partitions moved to another replica)."""
-        for model in models:
-            self._monitors.pop(model, None)
-            self._snapshots.pop(model, None)
 
 
 class Checkpointer:
@@ -402,6 +366,11 @@ class Agent:
             the loop. For an embedding program (the demo prints alarms as they fire).
         snapshot_interval_s: how often the loop publishes :attr:`snapshot`. An embedding
             program that shows live values next to live alarms may want it shorter.
+        source: builds the record source (:data:`SourceFactory`); None: the
+            :class:`~driftwatch.io.source.KafkaSource` the ``kafka`` settings describe. A
+            :class:`~driftwatch.pipeline.MemorySource` runs the loop without a broker.
+        dead_letter: where rejected records go; None: the ``kafka.dead_letter_topic``
+            producer when that is set, else nowhere.
         wall_clock, clock: Unix time and a monotonic clock, replaceable in tests.
 
     Raises:
@@ -412,7 +381,9 @@ class Agent:
     def __init__(self, settings: Settings, *, on_alarm: Callable[[Alarm], None] | None = None,
                  snapshot_interval_s: float = SNAPSHOT_INTERVAL_S,
                  wall_clock: Callable[[], float] = time.time,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 source: SourceFactory | None = None,
+                 dead_letter: DeadLetterSink | None = None) -> None:
         self.settings = settings
         self.on_alarm = on_alarm
         self.snapshot_interval_s = snapshot_interval_s
@@ -477,11 +448,21 @@ class Agent:
         self._started = wall_clock()
         self._snapshot = AgentSnapshot.empty(self._started)
         self._snapshot_at = -float("inf")
-        self.source: KafkaSource | None = None
-        self.dead_letter: DeadLetter | None = None
+        self._source_factory = source
+        self._dead_letter_sink = dead_letter
+        self.source: Source[Record] | None = None
+        self.dead_letter: DeadLetterSink | None = None
         self.alarm_publisher: AlarmPublisher | None = None
         self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"))
         self.metrics_server: MetricsServer | None = None
+        # The one processing step (decode, route, monitor, alarms), shared with replay.
+        self.pipeline: Pipeline[Record] = Pipeline(
+            self._format, self.monitors, on_alarms=self._emit, on_reject=self._rejected_by,
+            join=None if self.delayed is None else (self.delayed, self._join_format),
+            on_event=self._compare, observe_all=bool(self.comparisons),
+            accept=None if self.partitioned is None or self.join_shards is not None
+            else self._take,
+            only_models=self._only_models, on_skip=self._skip)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -498,8 +479,7 @@ class Agent:
                 records = source.poll()
                 if records:
                     started = self._clock()
-                    for record in records:
-                        self.process(record)
+                    self.process_batch(records)
                     self._batch_seconds.observe(self._clock() - started)
                 self._update_readiness()
                 self._publish_snapshot()
@@ -519,35 +499,29 @@ class Agent:
 
     def process(self, record: Record) -> None:
         """Decode one record and give its event to its model's monitor (or count a rejection)."""
-        tp = record.topic_partition
-        expected = self._positions.get(tp)
-        if expected is not None and record.offset < expected:
-            self._offset_reset(record, expected)
-        result = self._decode(record)
-        if isinstance(result, Decoded) and self._only_models \
-                and result.model not in self._only_models:
-            self._skipped[UNWATCHED_MODEL] += 1
-        elif isinstance(result, Decoded):
-            monitor = self.monitors.get(result.model)
-            if monitor is not None and self.partitioned is not None \
-                    and self.join_shards is None \
-                    and not self.partitioned.take(result.model, tp, record.offset):
-                pass  # a replay after a restore: the model's saved state holds this event
-            elif monitor is not None:
-                for alarm in monitor.update(result.event):
-                    self.alarms.emit(alarm)
-                    if self.on_alarm is not None:
-                        self._notify(alarm)
-                if self.comparisons:
-                    self.comparisons.feed(record.value, record.key, result)
+        self.process_batch((record,))
+
+    def process_batch(self, records: Sequence[Record]) -> None:
+        """Process a batch as :meth:`process` does each record: the record through the
+        pipeline (decode, route, monitor, alarms), then its offset noted. The loop's hot
+        path: one partition tuple per run of records of the same partition, not per record."""
+        positions, timestamps = self._positions, self._last_timestamp_ms
+        pipeline = self.pipeline
+        joined = self.delayed is not None or self.join_shards is not None
+        tp = TopicPartition("", -1)
+        for record in records:
+            if record.partition != tp.partition or record.topic != tp.topic:
+                tp = TopicPartition(record.topic, record.partition)
+            offset = record.offset
+            expected = positions.get(tp)
+            if expected is not None and offset < expected:
+                self._offset_reset(record, expected)
+            if joined:
+                self._joinable(record)
             else:
-                self._reject(record, Rejected(TOO_MANY_MODELS,
-                                              f"model {result.model!r} would exceed "
-                                              f"limits.max_models={self.settings.limits.max_models}"))
-        elif result is not None:
-            self._reject(record, result)
-        self._positions[tp] = record.offset + 1
-        self._last_timestamp_ms[tp] = record.timestamp_ms
+                pipeline.record(record.value, record.key, record)
+            positions[tp] = offset + 1
+            timestamps[tp] = record.timestamp_ms
 
     def checkpoint(self) -> bool:
         """Save a checkpoint of everything processed so far, then commit exactly its offsets.
@@ -606,47 +580,70 @@ class Agent:
             payload["join"] = self.delayed.export_state()
         return payload
 
-    def _decode(self, record: Record) -> Decoded | Rejected | None:
-        """The record's event for a monitor, a rejection, or None: a prediction or label
-        that is now pending in the join (or a duplicate, counted there)."""
-        if self.delayed is None and self.join_shards is None:
-            return decode(record.value, record.key, self._format)
+    def _joinable(self, record: Record) -> None:
+        """A prediction or label record through the join: its kind from its topic (or its
+        kind field), its time from the record when its value has none. With the state topic
+        there is a join per input partition, and after a restore a record the saved state
+        already holds is skipped (see :mod:`driftwatch.io.state_topic`)."""
         kind = self._kinds.get(record.topic)
         if kind is None and self._join_format.kind_field is None:
-            return Rejected("bad_kind", f"topic {record.topic!r} is neither "
-                                        "join.predictions_topic nor join.labels_topic")
+            self._reject(record, Rejected("bad_kind", f"topic {record.topic!r} is neither "
+                                          "join.predictions_topic nor join.labels_topic"))
+            return
+        if self.join_shards is None:
+            self.pipeline.joinable(record.value, record.key, record, kind,
+                                   record.timestamp_ms / 1000.0)
+            return
         result = decode_joinable(record.value, record.key, self._format, self._join_format,
                                  kind, record.timestamp_ms / 1000.0)
         if isinstance(result, Rejected):
-            return result
+            self._reject(record, result)
+            return
         tp = record.topic_partition
-        partitioned = None if self.join_shards is None else self.partitioned
-        if partitioned is not None and not partitioned.join_takes(tp, record.offset):
-            return None  # a replay after a restore: the join's saved state holds it
-        delayed = self.delayed if self.join_shards is None else self.join_shards.get(tp)
-        assert delayed is not None
+        partitioned = self.partitioned
+        assert partitioned is not None
+        if not partitioned.join_takes(tp, record.offset):
+            return  # a replay after a restore: the join's saved state holds it
+        delayed = self.join_shards.get(tp)
         if isinstance(result, Prediction):
             # Admit the model before its prediction enters the join: pending predictions and
             # label-free watches are bounded by limits.max_models like the monitors.
-            if self.monitors.get(result.model) is None:
-                return Rejected(TOO_MANY_MODELS, f"model {result.model!r} would exceed "
-                                f"limits.max_models={self.settings.limits.max_models}")
+            if self.pipeline.admit(result.model, record) is None:
+                return
             joined, alarms = delayed.add_prediction(result)
-            for alarm in alarms:
-                self.alarms.emit(alarm)
-                if self.on_alarm is not None:
-                    self._notify(alarm)
+            self._emit(alarms, record)
         else:
             joined = delayed.add_label(result)
-        if partitioned is not None and self.join_shards is not None:
-            if joined is None:
-                partitioned.pending_half(result.event_id, tp, record.offset)
-                return None
-            shard = self.join_shards.partitions_of(self.join_shards.shard_of(tp))
-            if not partitioned.take_pair(joined.model, joined.event_id, tp, record.offset,
-                                         shard):
-                return None  # a replay after a restore: the model's saved state holds it
-        return None if joined is None else Decoded(joined.model, joined.event())
+        if joined is None:
+            partitioned.pending_half(result.event_id, tp, record.offset)
+            return
+        shard = self.join_shards.partitions_of(self.join_shards.shard_of(tp))
+        if partitioned.take_pair(joined.model, joined.event_id, tp, record.offset, shard):
+            self.pipeline.event(Decoded(joined.model, joined.event()), record.value,
+                                record.key, record)
+
+    def _emit(self, alarms: list[Alarm], record: Record) -> None:
+        for alarm in alarms:
+            self.alarms.emit(alarm)
+            if self.on_alarm is not None:
+                self._notify(alarm)
+
+    def _rejected_by(self, rejected: Rejected, value: bytes | None, record: Record) -> None:
+        self._reject(record, rejected)
+
+    def _compare(self, monitor: Monitor, decoded: Decoded, value: bytes | None,
+                 key: bytes | None, record: Record) -> None:
+        self.comparisons.feed(value, key, decoded)
+
+    def _take(self, model: str, record: Record) -> bool:
+        """Whether the model's monitor takes the record's event: not when the model's state,
+        restored from the state topic, already holds it (a replay after a restore)."""
+        assert self.partitioned is not None
+        return self.partitioned.take(model, TopicPartition(record.topic, record.partition),
+                                     record.offset)
+
+    def _skip(self, record: Record) -> None:
+        self._skipped[UNWATCHED_MODEL] += 1
 
     def _final_checkpoint(self) -> bool:
         for attempt in range(FINAL_SAVE_ATTEMPTS):
@@ -706,7 +703,7 @@ class Agent:
             self._skipped[reason] = self._skipped.get(reason, 0) + count
         self._restored = bool(offsets or states)
 
-    def _start(self, resources: ExitStack) -> KafkaSource:
+    def _start(self, resources: ExitStack) -> Source[Record]:
         self.restore()
         store = self.checkpointer.store
         if isinstance(store, StateTopicStore):  # closed after the source, whose revoke saves
@@ -718,7 +715,9 @@ class Agent:
         kafka = self.settings.kafka
         consumer_config = kafka.consumer_config()
         producer_options = producer_config(consumer_config)
-        if kafka.dead_letter_topic:
+        if self._dead_letter_sink is not None:
+            self.dead_letter = self._dead_letter_sink
+        elif kafka.dead_letter_topic:
             self.dead_letter = resources.enter_context(
                 DeadLetter(producer_options, kafka.dead_letter_topic))
         if kafka.alarms_topic:
@@ -734,20 +733,8 @@ class Agent:
         PlatformCollector(registry=registry)  # python_info
         if self.comparisons:
             registry.register(ComparisonCollector(lambda: self._comparison_snapshots))
-        self.source = KafkaSource(
-            consumer_config,
-            topics=kafka.topics or (),
-            pattern=kafka.topic_pattern,
-            on_assigned=self._on_assigned,
-            on_revoked=self._on_revoked if self.partitioned is not None else None,
-            ignore_committed=True,
-            whole_stream=kafka.assignment == "all_partitions",
-            poll_timeout_s=kafka.poll_timeout_ms / 1000,
-            backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
-            backoff_max_s=kafka.reconnect_backoff_max_seconds,
-            probe_interval_s=self.settings.readiness.probe_interval_seconds,
-            request_timeout_s=kafka.request_timeout_seconds,
-        )
+        source = self.source = self._source_factory(self._on_assigned) \
+            if self._source_factory is not None else self._kafka_source()
         basic_auth = None
         if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
             basic_auth = (metrics.basic_auth_username,
@@ -763,7 +750,24 @@ class Agent:
                                             request_timeout=metrics.request_timeout_seconds)
         resources.enter_context(self.metrics_server)
         log.info("metrics at %s", self.metrics_server.url)
-        return resources.enter_context(self.source)
+        return resources.enter_context(source)
+
+    def _kafka_source(self) -> KafkaSource:
+        kafka = self.settings.kafka
+        return KafkaSource(
+            kafka.consumer_config(),
+            topics=kafka.topics or (),
+            pattern=kafka.topic_pattern,
+            on_assigned=self._on_assigned,
+            on_revoked=self._on_revoked if self.partitioned is not None else None,
+            ignore_committed=True,
+            whole_stream=kafka.assignment == "all_partitions",
+            poll_timeout_s=kafka.poll_timeout_ms / 1000,
+            backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
+            backoff_max_s=kafka.reconnect_backoff_max_seconds,
+            probe_interval_s=self.settings.readiness.probe_interval_seconds,
+            request_timeout_s=kafka.request_timeout_seconds,
+        )
 
     def _on_assigned(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
         # Runs on kafka-python's IO thread while the loop is blocked in poll: a plain read.

@@ -1,10 +1,11 @@
 """The replay itself: recorded records through the agent's decoder into per-model monitors.
 
-A replay is the agent without Kafka, Prometheus or the clock: each record is decoded with the
-settings' events format, its event goes to its model's :class:`~driftwatch.core.monitor.Monitor`
-(built from the same settings, at most ``limits.max_models`` of them), and what the agent
-would log — alarms and rejected records — is collected instead, with where each happened.
-Same settings, same events, same order: the same alarms as the agent.
+A replay is the agent without Kafka, Prometheus or the clock: each record takes the agent's
+own processing step (:class:`~driftwatch.pipeline.Pipeline`: decoded with the settings'
+events format, routed to its model's :class:`~driftwatch.core.monitor.Monitor`, built from the
+same settings, at most ``limits.max_models`` of them), and what the agent would log — alarms
+and rejected records — is collected instead, with where each happened. Same settings, same
+events, same order, same code: the same alarms as the agent.
 
 It runs about as fast as the monitors do: JSON Lines are read in chunks
 (:meth:`Replay.process_lines`) and plainly valid records take the fast decoder's path
@@ -24,7 +25,6 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
-from driftwatch.core.join import Prediction
 from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import (
@@ -34,14 +34,19 @@ from driftwatch.io.decode import (
     EventFormat,
     JoinFormat,
     Rejected,
-    decode_joinable,
+    decode,
 )
-from driftwatch.replay.fastdecode import FastDecoder, plain_event
+from driftwatch.pipeline import TOO_MANY_MODELS, Monitors, Pipeline
+from driftwatch.replay.fastdecode import FastDecoder
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
 
-TOO_MANY_MODELS = "too_many_models"
-"""Rejection of an event whose model would exceed ``limits.max_models`` (as in the agent)."""
+__all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "BadRecord", "Replay", "ReplayAlarm",
+           "ReplayResult", "merge", "run"]
+
+Where = Record | int
+"""Where a replayed record was: its :class:`Record` (a Kafka range, CSV) or its line number
+(JSON Lines read in chunks)."""
 
 MAX_KEPT_BAD_RECORDS = 1000
 """Bad records kept with their position; all are counted. Bounds memory on a garbage file."""
@@ -141,93 +146,77 @@ class Replay:
             raise ValueError("a replay with a join cannot be split into shares")
         self._fmt = fmt
         self._decoder = FastDecoder(fmt)
-        self._decode = self._decoder.__call__
-        self._config_for = config_for
         self._max_models = max_models
         self._series_models = series_models
         self._measures = measures
         self._on_bad = on_bad
         self._on_alarm = on_alarm
-        self._monitors: dict[str, Monitor] = {}
+        self._monitors = Monitors(config_for, max_models)
         self._recorders: dict[str, SeriesRecorder] = {}
         self._block_size = block_size
         self._blocks: dict[str, BlockAUCs] = {}
+        self._pipeline: Pipeline[Where] = Pipeline(
+            fmt, self._monitors, on_alarms=self._found, on_reject=self._rejected_by,
+            join=join, on_admit=self._admitted, on_event=self._observe)
         self.records = 0
-        self.events = 0
         self.alarm_count = 0
         self._rejected = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
         self._bad: list[BadRecord] = []
         self._alarms: list[ReplayAlarm] = []
         self._field_samples: list[tuple[int, tuple[str, ...]]] = []  # (position, fields)
-        self._events_seen = False  # whether any record became an event (in any share)
+        self._events_seen = False  # whether a record of another share became an event
         self._share = share
         self._model_index: dict[str, int] = {}  # model → its rank by first event (shares)
         self._join = join
         if join is not None:
             self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
 
+    @property
+    def events(self) -> int:
+        """Events given to monitors so far (each monitor counts its own)."""
+        return sum(monitor.events for monitor in self._monitors.by_model.values())
+
     def process(self, record: Record) -> None:
         """Decode one record and give its event to its model's monitor (or count it)."""
         self.records += 1
-        if self._join is not None and record.rejected is None:
-            self._joinable(record.value, record.key, record.position, record.partition)
-            return
-        result: Decoded | Rejected = record.rejected or self._decode(record.value, record.key)
-        if isinstance(result, Rejected):
-            self._reject(record.position, record.partition, record.value, result)
+        pipeline = self._pipeline
+        if record.rejected is not None:
+            self._rejected_by(record.rejected, record.value, record)
+        elif self._join is not None:
+            pipeline.joinable(record.value, record.key, record)
         else:
-            self._event(result, record.position, record.partition)
+            pipeline.record(record.value, record.key, record)
 
     def process_lines(self, lines: Sequence[bytes], first: int) -> None:
         """Replay a run of JSON Lines lines numbered from ``first``: the same as one
         :meth:`process` per non-blank line, without a :class:`Record` per line.
 
-        Each line goes through the fast decoder's plainly-valid path; any other line (blank,
-        too long, invalid, or merely unusual) takes the general path with its line ending
-        removed, as :class:`~driftwatch.replay.sources.JsonLinesSource` would yield it.
+        Each line goes through the pipeline's fast path; any other line (blank, too long,
+        invalid, or merely unusual) takes the general path with its line ending removed, as
+        :class:`~driftwatch.replay.sources.JsonLinesSource` would yield it.
         """
         if self._share is not None:
             self._process_share(lines, first)
             return
+        pipeline = self._pipeline
         if self._join is not None:
             for number, line in enumerate(lines, first):
                 value = line.rstrip(b"\r\n")
                 if value.strip():
                     self.records += 1
-                    self._joinable(value, None, number, None)
+                    pipeline.joinable(value, None, number)
             return
-        values = self._decoder.values
-        monitors = self._monitors
-        recorders = self._recorders
-        blocks = self._block_size is not None  # then every event takes the general path
-        records = events = 0  # counted here, added to the totals at the end
+        fast, decoded, fmt = pipeline.fast, pipeline.decoded, self._fmt
+        records = 0  # counted here, added to the total at the end
         for number, line in enumerate(lines, first):
-            found = values(line)
-            if found is None:
-                value = line.rstrip(b"\r\n")
-                if value.strip():
-                    self.records += records + 1
-                    records = 0
-                    result = self._decode(value, None)
-                    if isinstance(result, Rejected):
-                        self._reject(number, None, value, result)
-                    else:
-                        self._event(result, number, None)
+            if fast(line, None, number):
+                records += 1
                 continue
-            records += 1
-            model, y_true, y_score, y_pred, ts = found
-            monitor = monitors.get(model)
-            if monitor is None or blocks or model in recorders:
-                self.records += records
-                records = 0
-                self._event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), number, None)
-                continue
-            events += 1
-            alarms = monitor.update_values(y_true, y_score, y_pred, ts)
-            if alarms:
-                self._found(alarms, number, None)
+            value = line.rstrip(b"\r\n")
+            if value.strip():
+                records += 1
+                decoded(decode(value, None, fmt), value, None, number)
         self.records += records
-        self.events += events
 
     def _process_share(self, lines: Sequence[bytes], first: int) -> None:
         """:meth:`process_lines` for one share: every line is decoded, so that each share
@@ -238,13 +227,14 @@ class Replay:
         fast = self._decoder.fast
         ranks = self._model_index
         limit = self._max_models
+        pipeline = self._pipeline
         for number, line in enumerate(lines, first):
             decoded = fast(line)
             if decoded is None:
                 value = line.rstrip(b"\r\n")
                 if not value.strip():
                     continue
-                result = self._decode(value, None)
+                result = decode(value, None, self._fmt)
                 if isinstance(result, Rejected):
                     if number % shares == mine:
                         self.records += 1
@@ -260,69 +250,45 @@ class Replay:
                 continue
             self.records += 1
             if rank < limit:
-                self._event(decoded, number, None)
+                pipeline.event(decoded, line, None, number)
             else:
-                self._reject(number, None, None, self._too_many(decoded.model))
+                self._reject(number, None, None, pipeline.too_many(decoded.model))
 
-    def _event(self, decoded: Decoded, position: int, partition: int | None) -> None:
-        """Give a decoded event to its model's monitor (created on first sight, within the
-        limit) and record its alarms and figure samples."""
-        model = decoded.model
-        monitor = self._monitors.get(model)
-        if monitor is None:
-            monitor = self._add(model)
-            if monitor is None:
-                self._reject(position, partition, None, self._too_many(model))
-                return
-        self.events += 1
-        self._events_seen = True
-        alarms = monitor.update(decoded.event)
+    def _admitted(self, model: str, monitor: Monitor) -> bool:
+        """A new model's block AUCs and figure series, when asked for; True when it has
+        either (its events then come to :meth:`_observe`)."""
+        if self._block_size is not None:
+            self._blocks[model] = BlockAUCs(self._block_size)
+        if self._series_models is None or model in self._series_models:
+            measures = self._measures or default_measures(monitor.config)
+            self._recorders[model] = SeriesRecorder(model, monitor.config, measures)
+        return model in self._blocks or model in self._recorders
+
+    def _observe(self, monitor: Monitor, decoded: Decoded, value: bytes | None,
+                 key: bytes | None, where: Where) -> None:
+        """An observed model's event, just taken by its monitor: its block AUC and, when the
+        monitor sampled, the figure's point."""
+        model, event = decoded.model, decoded.event
         block = self._blocks.get(model)
         if block is not None:
-            block.update(decoded.event.y_true, decoded.event.y_score)
+            block.update(event.y_true, event.y_score)
         recorder = self._recorders.get(model)
         if recorder is not None and monitor.sampled:
-            recorder.sample(monitor, decoded.event.ts)
-        if alarms:
-            self._found(alarms, position, partition)
-
-    def _joinable(self, value: bytes | None, key: bytes | None, position: int,
-                  partition: int | None) -> None:
-        """A prediction or label record through the join, as the agent does it."""
-        assert self._join is not None
-        delayed, join_format = self._join
-        result = decode_joinable(value, key, self._fmt, join_format, None, None)
-        if isinstance(result, Rejected):
-            self._reject(position, partition, value, result)
-            return
-        if isinstance(result, Prediction):
-            if result.model not in self._monitors and self._add(result.model) is None:
-                self._reject(position, partition, None, self._too_many(result.model))
-                return
-            joined, alarms = delayed.add_prediction(result)
-            if alarms:
-                self._found(alarms, position, partition)
-        else:
-            joined = delayed.add_label(result)
-        if joined is not None:
-            self._event(Decoded(joined.model, joined.event()), position, partition)
+            recorder.sample(monitor, event.ts)
 
     def ranks(self) -> dict[str, int]:
         """Each monitored model's rank among the models by first event (the order in which
         a single replay creates their monitors)."""
         if self._share is None:
-            return {model: rank for rank, model in enumerate(self._monitors)}
-        return {model: self._model_index[model] for model in self._monitors}
+            return {model: rank for rank, model in enumerate(self._monitors.by_model)}
+        return {model: self._model_index[model] for model in self._monitors.by_model}
 
     def field_samples(self) -> list[tuple[int, tuple[str, ...]]]:
         """The sampled fields of rejected records, with their positions (for :func:`merge`)."""
         return list(self._field_samples)
 
-    def _too_many(self, model: str) -> Rejected:
-        return Rejected(TOO_MANY_MODELS, f"model {model!r} would exceed limits.max_models="
-                                         f"{self._max_models}")
-
-    def _found(self, alarms: list[Alarm], position: int, partition: int | None) -> None:
+    def _found(self, alarms: list[Alarm], where: Where) -> None:
+        position, partition = _position(where)
         for alarm in alarms:
             found = ReplayAlarm(alarm, position, partition)
             self._alarms.append(found)
@@ -330,17 +296,9 @@ class Replay:
             if self._on_alarm is not None:
                 self._on_alarm(found)
 
-    def _add(self, model: str) -> Monitor | None:
-        if len(self._monitors) >= self._max_models:
-            return None
-        config = self._config_for(model)
-        monitor = self._monitors[model] = Monitor(model, config)
-        if self._block_size is not None:
-            self._blocks[model] = BlockAUCs(self._block_size)
-        if self._series_models is None or model in self._series_models:
-            measures = self._measures or default_measures(config)
-            self._recorders[model] = SeriesRecorder(model, config, measures)
-        return monitor
+    def _rejected_by(self, rejected: Rejected, value: bytes | None, where: Where) -> None:
+        position, partition = _position(where)
+        self._reject(position, partition, value, rejected)
 
     def _reject(self, position: int, partition: int | None, value: bytes | None,
                 rejected: Rejected) -> None:
@@ -348,7 +306,8 @@ class Replay:
         bad = BadRecord(position, partition, rejected.reason, rejected.detail)
         if len(self._bad) < MAX_KEPT_BAD_RECORDS:
             self._bad.append(bad)
-        if not self._events_seen and len(self._field_samples) < FIELD_SAMPLE_RECORDS:
+        if len(self._field_samples) < FIELD_SAMPLE_RECORDS and not self._events_seen \
+                and not self.events:
             self._sample_fields(position, value)
         if self._on_bad is not None:
             self._on_bad(bad)
@@ -375,8 +334,8 @@ class Replay:
             rejected={reason: self._rejected.get(reason, 0) for reason in reasons},
             bad_records=list(self._bad),
             alarms=list(self._alarms),
-            snapshots={m: monitor.snapshot() for m, monitor in self._monitors.items()},
-            configs={m: monitor.config for m, monitor in self._monitors.items()},
+            snapshots={m: monitor.snapshot() for m, monitor in self._monitors.by_model.items()},
+            configs={m: monitor.config for m, monitor in self._monitors.by_model.items()},
             series={m: r.series for m, r in self._recorders.items()},
             seconds=seconds,
             fields_seen=_fields(self._field_samples),
@@ -385,6 +344,13 @@ class Replay:
             batch_aucs={m: b.batch_auc for m, b in self._blocks.items()},
             join=None if self._join is None else self._join[0].snapshot(),
         )
+
+
+def _position(where: Where) -> tuple[int, int | None]:
+    """A record's position and partition (None: a file's line)."""
+    if isinstance(where, int):
+        return where, None
+    return where.position, where.partition
 
 
 def _fields(samples: Iterable[tuple[int, tuple[str, ...]]]) -> tuple[str, ...]:

@@ -26,9 +26,12 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
 from driftwatch.io.decode import EventFormat, Rejected
+
+if TYPE_CHECKING:
+    from driftwatch.io.source import Record as AgentRecord
 
 Format = Literal["jsonl", "csv"]
 
@@ -89,6 +92,21 @@ class Source(Protocol):
     def progress(self) -> tuple[int, int | None]:
         """Units done and the total (None when unknown): bytes for files, records for Kafka."""
         ...
+
+
+def agent_records(source: Source, topic: str | None = None) -> Iterator[AgentRecord]:
+    """A replay source's records as the agent's (Kafka) records, so that the agent's loop
+    runs over a file through :class:`~driftwatch.pipeline.MemorySource`: the topic is
+    ``topic`` (default: the source's name), the partition the record's (0 for a file), the
+    offset its position (the line number) and the timestamp 0. A CSV row the csv module
+    refused goes as it is (the agent has no ``bad_csv`` reason: its value, if any, is
+    decoded and rejected by the decoder's rules)."""
+    from driftwatch.io.source import Record as AgentRecord  # kafka-python: only when used
+
+    name = source.name if topic is None else topic
+    for record in source:
+        yield AgentRecord(name, record.partition or 0, record.position, record.key,
+                          record.value, 0)
 
 
 def detect_format(path: str, requested: Format | None) -> Format:

@@ -1,0 +1,477 @@
+"""The one processing step every record takes, and the source protocol that feeds it.
+
+The agent (``driftwatch run``), ``driftwatch replay`` and the demo all process a record the
+same way, through :class:`Pipeline`::
+
+    source ─poll─▶ decode ─▶ route ─▶ monitor ─▶ alarms
+                     │         │
+                     └─────────┴──▶ rejections (counted, logged, dead-lettered)
+
+- **decode**: the record's value becomes a model id and an event, or a rejection. Plainly
+  valid values take the fast decoder (:mod:`driftwatch.replay.fastdecode`: one
+  ``json.loads`` and a few type checks), which gives the event's values as a tuple that
+  :meth:`~driftwatch.core.monitor.Monitor.update_values` takes as they are; anything else
+  takes :func:`~driftwatch.io.decode.decode`, which gives the same event or says why not.
+  So a value is validated once, at this boundary, and a plain record builds no ``Decoded``
+  or ``Event``.
+- **route**: the model's monitor, created on its first event while there are fewer than
+  ``limits.max_models`` (:class:`Monitors`); an event of a further model is rejected with
+  reason ``too_many_models``, so memory and metric cardinality stay bounded.
+- **monitor** and **alarms**: the monitor takes the event; the alarms it returns go to the
+  caller's ``on_alarms`` with the caller's note of where the record was (a Kafka record, a
+  line number).
+- With predictions and labels as separate records (settings ``join``), decode gives a
+  prediction or a label; a prediction's model is routed (admitted) before it enters the join,
+  and a joined pair is the event its monitor gets, when the second half arrives.
+
+What happens around the step is the caller's: the agent notes each record's offset and
+checkpoints and commits (:mod:`driftwatch.agent`), the replay counts records and keeps the
+alarms with their line numbers (:mod:`driftwatch.replay.run`). The agent reads a
+:class:`Source`: the Kafka source by default, or a :class:`MemorySource`, a list of records
+behind the same protocol, for tests and for embedding the agent (a replay source's records
+become such a list through :func:`driftwatch.replay.sources.agent_records`); the replay
+iterates its file and topic-range sources, JSON Lines in chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Generic, Protocol, Self, TypeVar
+
+from driftwatch.core.delayed import DelayedLabels
+from driftwatch.core.join import Prediction
+from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
+from driftwatch.io.decode import (
+    Decoded,
+    EventFormat,
+    JoinFormat,
+    RecordKind,
+    Rejected,
+    decode,
+    decode_joinable,
+)
+from driftwatch.replay.fastdecode import FastDecoder, plain_event
+
+TOO_MANY_MODELS = "too_many_models"
+"""The rejection reason of an event whose model would exceed ``limits.max_models``."""
+
+W = TypeVar("W")
+"""Where a record came from, as the caller notes it (handed back with alarms and
+rejections): the agent's Kafka record, the replay's line number or partition offset."""
+
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Monitors:
+    """One monitor per model, created on first sight, at most ``max_models`` of them."""
+
+    def __init__(self, config_for: Callable[[str], MonitorConfig], max_models: int) -> None:
+        self._config_for = config_for
+        self._max_models = max_models
+        self._monitors: dict[str, Monitor] = {}
+        self._snapshots: dict[str, tuple[int, Snapshot]] = {}
+
+    @property
+    def max_models(self) -> int:
+        return self._max_models
+
+    @property
+    def by_model(self) -> Mapping[str, Monitor]:
+        """The monitors by model, in order of creation (a live view, not a copy)."""
+        return self._monitors
+
+    def get(self, model: str) -> Monitor | None:
+        """The model's monitor; None when it would exceed the limit."""
+        monitor = self._monitors.get(model)
+        if monitor is None:
+            if len(self._monitors) >= self._max_models:
+                return None
+            monitor = self._monitors[model] = Monitor(model, self._config_for(model))
+        return monitor
+
+    def __len__(self) -> int:
+        return len(self._monitors)
+
+    def __contains__(self, model: object) -> bool:
+        return model in self._monitors
+
+    def drop(self, models: Iterable[str]) -> None:
+        """Forget ``models`` (their partitions moved to another replica)."""
+        for model in models:
+            self._monitors.pop(model, None)
+            self._snapshots.pop(model, None)
+
+    def snapshots(self) -> tuple[Snapshot, ...]:
+        """Every monitor's snapshot; a monitor that saw no event since its last one is reused."""
+        result = []
+        for model, monitor in self._monitors.items():
+            cached = self._snapshots.get(model)
+            if cached is None or cached[0] != monitor.events:
+                cached = self._snapshots[model] = (monitor.events, monitor.snapshot())
+            result.append(cached[1])
+        return tuple(result)
+
+    def export_state(self) -> dict[str, Any]:
+        return {model: monitor.export_state() for model, monitor in self._monitors.items()}
+
+    def restore(self, states: Mapping[str, Any]) -> None:
+        """Restore saved monitors, all or none; one whose settings changed keeps its window."""
+        restored = {model: Monitor.restore(state, config=self._config_for(model))
+                    for model, state in states.items()}
+        self._monitors.update(restored)
+
+
+OnAlarms = Callable[[list[Alarm], W], None]
+"""``on_alarms(alarms, where)``: the alarms one record raised (never an empty list)."""
+OnReject = Callable[[Rejected, bytes | None, W], None]
+"""``on_reject(rejected, value, where)``: a record that did not become an event; ``value`` is
+the record's value when the decoder refused it, None when its model was refused."""
+OnAdmit = Callable[[str, Monitor], bool]
+"""``on_admit(model, monitor)``: a monitor was just created for ``model``; True asks for its
+events through ``on_event`` (the replay's figure series and block AUCs)."""
+Accept = Callable[[str, W], bool]
+"""``accept(model, where)``: whether the model's (routed) monitor takes the record's event;
+False skips it (the agent's state-topic mode: a model's restored state already holds it)."""
+OnEvent = Callable[[Monitor, Decoded, bytes | None, bytes | None, W], None]
+"""``on_event(monitor, decoded, value, key, where)``: an observed model's monitor has just
+taken ``decoded``, the event of the record ``value``/``key``."""
+
+
+class Pipeline(Generic[W]):
+    """decode → route → monitor → alarms for one record at a time (see the module doc).
+
+    Parameters:
+        fmt: how record values become events.
+        monitors: the monitors to route events to (bounded by their ``max_models``).
+        on_alarms, on_reject: where alarms and rejections go, with the caller's ``where``.
+        join: predictions and labels as separate records: the join (with the models'
+            label-free watches, whose alarms go to ``on_alarms`` too) and the record format;
+            None when each record is a whole event.
+        on_admit, on_event: see :data:`OnAdmit`, :data:`OnEvent`. ``observe_all`` gives every
+            model's events to ``on_event`` (the agent's champion/challenger comparisons).
+        accept: see :data:`Accept`; None takes every routed event.
+        only_models, on_skip: when ``only_models`` is not empty, an event of another model
+            is neither routed nor rejected but skipped: ``on_skip(where)`` (settings
+            ``events.only_models``, the sidecar of one model on a shared topic).
+    """
+
+    def __init__(self, fmt: EventFormat, monitors: Monitors, *, on_alarms: OnAlarms[W],
+                 on_reject: OnReject[W],
+                 join: tuple[DelayedLabels, JoinFormat] | None = None,
+                 on_admit: OnAdmit | None = None, on_event: OnEvent[W] | None = None,
+                 observe_all: bool = False, accept: Accept[W] | None = None,
+                 only_models: Collection[str] = (),
+                 on_skip: Callable[[W], None] | None = None) -> None:
+        self.fmt = fmt
+        self.monitors = monitors
+        self.join = join
+        self._on_alarms = on_alarms
+        self._on_reject = on_reject
+        self._on_admit = on_admit
+        self._on_event = on_event
+        self._accept = accept
+        self._only = frozenset(only_models)
+        self._on_skip = on_skip
+        self._observe_all = observe_all and on_event is not None
+        self._observed: set[str] = set()
+        self._by_model = monitors.by_model
+        self._decoder = FastDecoder(fmt)
+        self.fast: Callable[[bytes | None, bytes | None, W], bool] = self._fast_path()
+        """``fast(value, key, where)``: process one record if the fast decoder takes its
+        value; False (nothing done) when the value needs the general decoder (:meth:`decoded`
+        of :func:`~driftwatch.io.decode.decode`'s answer) or its model id comes from the
+        key. The hot path: no event object per record."""
+
+    def record(self, value: bytes | None, key: bytes | None, where: W) -> None:
+        """Process one record that is a whole event (no join)."""
+        if not self.fast(value, key, where):
+            self.decoded(decode(value, key, self.fmt), value, key, where)
+
+    def _fast_path(self) -> Callable[[bytes | None, bytes | None, W], bool]:
+        """:attr:`fast` as one closure over what it reads, as the fast decoder is: it runs
+        once per record, and attribute reads were a measurable part of its cost."""
+        values, by_model, observed = self._decoder.values, self._by_model, self._observed
+        observe_all, event, on_alarms = self._observe_all, self.event, self._on_alarms
+        accept, only = self._accept, self._only
+
+        def fast(value: bytes | None, key: bytes | None, where: W) -> bool:
+            found = values(value)
+            if found is None:
+                return False
+            model, y_true, y_score, y_pred, ts = found
+            monitor = by_model.get(model)
+            if monitor is None or observe_all or model in observed or \
+                    (only and model not in only):
+                event(Decoded(model, plain_event(y_true, y_score, y_pred, ts)), value, key,
+                      where)
+                return True
+            if accept is not None and not accept(model, where):
+                return True
+            alarms = monitor.update_values(y_true, y_score, y_pred, ts)
+            if alarms:
+                on_alarms(alarms, where)
+            return True
+
+        return fast
+
+    def decoded(self, result: Decoded | Rejected, value: bytes | None, key: bytes | None,
+                where: W) -> None:
+        """Route a decoder's answer: its event to its model's monitor, or a rejection."""
+        if isinstance(result, Rejected):
+            self._on_reject(result, value, where)
+        else:
+            self.event(result, value, key, where)
+
+    def event(self, decoded: Decoded, value: bytes | None, key: bytes | None,
+              where: W) -> None:
+        """Give a decoded event to its model's monitor (admitting the model within the
+        limit, else rejecting it), and its alarms to ``on_alarms``."""
+        if self._only and decoded.model not in self._only:
+            if self._on_skip is not None:
+                self._on_skip(where)
+            return
+        monitor = self.admit(decoded.model, where)
+        if monitor is None or (self._accept is not None and not self._accept(decoded.model,
+                                                                             where)):
+            return
+        alarms = monitor.update(decoded.event)
+        if self._on_event is not None and (self._observe_all or decoded.model in self._observed):
+            self._on_event(monitor, decoded, value, key, where)
+        if alarms:
+            self._on_alarms(alarms, where)
+
+    def admit(self, model: str, where: W) -> Monitor | None:
+        """The model's monitor, created on its first sight while there is room; None (and a
+        ``too_many_models`` rejection) when the model would exceed the limit."""
+        monitor = self._by_model.get(model)
+        if monitor is not None:
+            return monitor
+        monitor = self.monitors.get(model)
+        if monitor is None:
+            self._on_reject(self.too_many(model), None, where)
+            return None
+        if self._on_admit is not None and self._on_admit(model, monitor):
+            self._observed.add(model)
+        return monitor
+
+    def too_many(self, model: str) -> Rejected:
+        """The rejection of an event of ``model`` when it would exceed the limit."""
+        return Rejected(TOO_MANY_MODELS, f"model {model!r} would exceed limits.max_models="
+                                         f"{self.monitors.max_models}")
+
+    def joinable(self, value: bytes | None, key: bytes | None, where: W,
+                 kind: RecordKind | None = None, time_s: float | None = None) -> None:
+        """Process one prediction or label record through the join (``join`` must be set):
+        ``kind`` is what the record's topic says it is (None: its kind field says), and
+        ``time_s`` the record's own time, used when its value has none."""
+        assert self.join is not None, "joinable() needs a pipeline with a join"
+        delayed, join_format = self.join
+        result = decode_joinable(value, key, self.fmt, join_format, kind, time_s)
+        if isinstance(result, Rejected):
+            self._on_reject(result, value, where)
+            return
+        if isinstance(result, Prediction):
+            # Admit the model before its prediction enters the join: pending predictions and
+            # label-free watches are bounded by limits.max_models like the monitors.
+            if self.admit(result.model, where) is None:
+                return
+            joined, alarms = delayed.add_prediction(result)
+            if alarms:
+                self._on_alarms(alarms, where)
+        else:
+            joined = delayed.add_label(result)
+        if joined is not None:
+            self.event(Decoded(joined.model, joined.event()), value, key, where)
+
+
+class KafkaLikeRecord(Protocol):
+    """What :class:`MemorySource` needs of a record: where it is in its partition."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+
+class Source(Protocol[R_co]):
+    """Where the agent's records come from: what its loop needs of
+    :class:`~driftwatch.io.source.KafkaSource`, and all of it.
+
+    - :meth:`poll` returns the next batch of records (possibly none, after a bounded wait).
+    - :meth:`commit` records that everything before these offsets (partition → next offset)
+      is durable; the agent calls it only after a checkpoint covering them is saved.
+    - :attr:`ready`, :attr:`reachable` and :attr:`reachability_changed_at` feed ``/readyz``;
+      :meth:`lag`, :attr:`commits`, :attr:`commit_failures` and :attr:`reconnects` the
+      operations metrics.
+    - :meth:`close` (or leaving the ``with`` block) ends it without committing.
+    """
+
+    @property
+    def ready(self) -> bool: ...
+
+    @property
+    def reachable(self) -> bool: ...
+
+    @property
+    def reachability_changed_at(self) -> float: ...
+
+    @property
+    def commits(self) -> int: ...
+
+    @property
+    def commit_failures(self) -> int: ...
+
+    @property
+    def reconnects(self) -> int: ...
+
+    def poll(self) -> Sequence[R_co]: ...
+
+    def commit(self, offsets: Mapping[Any, int]) -> bool: ...
+
+    def lag(self, *, refresh: bool = True) -> dict[tuple[str, int], int]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+
+R = TypeVar("R", bound=KafkaLikeRecord)
+
+OnAssignedHook = Callable[[set[Any]], Mapping[Any, int] | None]
+"""``on_assigned(partitions) -> {partition: offset} | None``: where each newly assigned
+``(topic, partition)`` resumes (the agent answers with its checkpoint's offsets)."""
+
+
+class MemorySource(Generic[R]):
+    """A list of records behind the :class:`Source` protocol: the agent's loop without Kafka
+    (unit tests, embedding a monitor fed from elsewhere).
+
+    :meth:`poll` hands out the records ``batch`` at a time, in order. Like the Kafka source,
+    the first poll "assigns" every partition the records name and asks ``on_assigned`` where
+    to resume; the records of a partition before the offset it returns are skipped (what a
+    seek does), so a restart from a checkpoint reads only what the checkpoint does not
+    cover. :meth:`commit` keeps each commit in :attr:`commit_log` and the latest offset per
+    partition in :attr:`committed`. :attr:`exhausted` tells when every record was handed out;
+    ``on_exhausted`` is called then (once; e.g. to set the agent's stop event).
+    """
+
+    def __init__(self, records: Iterable[R], *, batch: int = 500,
+                 on_assigned: OnAssignedHook | None = None,
+                 on_exhausted: Callable[[], None] | None = None) -> None:
+        if batch < 1:
+            raise ValueError(f"batch must be >= 1, got {batch!r}")
+        self._records = list(records)
+        self._batch = batch
+        self._on_assigned = on_assigned
+        self._on_exhausted = on_exhausted
+        self._next = 0
+        self._assigned = False
+        self._closed = False
+        self.committed: dict[Any, int] = {}
+        """The latest committed offset of each partition."""
+        self.commit_log: list[dict[Any, int]] = []
+        """Every :meth:`commit`'s offsets, in order."""
+        self.commits = 0
+        self.commit_failures = 0
+        self.reconnects = 0
+        self.reachability_changed_at = 0.0
+
+    @property
+    def ready(self) -> bool:
+        return self._assigned and not self._closed
+
+    @property
+    def reachable(self) -> bool:
+        return not self._closed
+
+    @property
+    def exhausted(self) -> bool:
+        return self._assigned and self._next >= len(self._records)
+
+    def poll(self) -> list[R]:
+        """The next ``batch`` records (none once all are out)."""
+        if self._closed:
+            raise RuntimeError("MemorySource is closed")
+        if not self._assigned:
+            self._assign()
+        batch = self._records[self._next:self._next + self._batch]
+        self._next += len(batch)
+        if not batch and self._on_exhausted is not None:
+            on_exhausted, self._on_exhausted = self._on_exhausted, None
+            on_exhausted()
+        return batch
+
+    def _assign(self) -> None:
+        self._assigned = True
+        if self._on_assigned is None:
+            return
+        partitions = {(r.topic, r.partition) for r in self._records}
+        start = dict(self._on_assigned(set(partitions)) or {})
+        if start:
+            self._records = [r for r in self._records
+                             if r.offset >= start.get((r.topic, r.partition), r.offset)]
+
+    def commit(self, offsets: Mapping[Any, int]) -> bool:
+        self.commit_log.append(dict(offsets))
+        self.committed.update(offsets)
+        self.commits += 1
+        return True
+
+    def lag(self, *, refresh: bool = True) -> dict[tuple[str, int], int]:
+        """Records not yet handed out, per partition."""
+        lag: dict[tuple[str, int], int] = {}
+        for record in self._records[self._next:]:
+            tp = (record.topic, record.partition)
+            lag[tp] = lag.get(tp, 0) + 1
+        return lag
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class DeadLetterSink(Protocol):
+    """Where the agent sends rejected records (:class:`~driftwatch.io.producers.DeadLetter`, or
+    :class:`MemoryDeadLetter`): ``send`` queues, ``flush`` waits until everything sent is
+    delivered or failed (False on timeout; the agent flushes before each checkpoint, so a
+    checkpoint never passes a record whose dead letter may be lost)."""
+
+    @property
+    def failed(self) -> int: ...
+
+    def send(self, record: Any, rejected: Rejected) -> None: ...
+
+    def flush(self, timeout_s: float | None = None) -> bool: ...
+
+
+class MemoryDeadLetter:
+    """Dead letters kept in a list (:attr:`sent`: ``(record, rejection)`` pairs), for tests
+    and embedding. :attr:`deliverable` False makes :meth:`flush` time out (a broker that
+    does not take the dead letters), and :attr:`flushes` counts the flushes asked for."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[Any, Rejected]] = []
+        self.failed = 0
+        self.flushes = 0
+        self.deliverable = True
+
+    def send(self, record: Any, rejected: Rejected) -> None:
+        self.sent.append((record, rejected))
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        self.flushes += 1
+        return self.deliverable
