@@ -40,9 +40,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.agent import Agent
-from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.decode import REJECTION_REASONS
 from driftwatch.io.server import MAX_CONNECTIONS, MetricsServer
+from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.io.source import Record
 from driftwatch.settings import Settings
 

@@ -93,12 +93,7 @@ from driftwatch.io.checkpoint import (
     decode_offsets,
     encode_offsets,
 )
-from driftwatch.io.collector import (
-    AgentSnapshot,
-    LatencyHistogram,
-    Operations,
-    SnapshotCollector,
-)
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector, Comparisons, ComparisonSnapshot
 from driftwatch.io.decode import (
     JOIN_REJECTION_REASONS,
@@ -111,10 +106,12 @@ from driftwatch.io.decode import (
 )
 from driftwatch.io.join_metrics import JoinCollector
 from driftwatch.io.join_shards import JoinShards
+from driftwatch.io.offsets import OnAssigned, TopicPartition
 from driftwatch.io.partition_states import PartitionStates
 from driftwatch.io.producers import AlarmPublisher, DeadLetter
 from driftwatch.io.server import MetricsServer
-from driftwatch.io.source import KafkaSource, OnAssigned, Record, TopicPartition
+from driftwatch.io.snapshot import AgentSnapshot, LatencyHistogram, Operations
+from driftwatch.io.source import KafkaSource, Record
 from driftwatch.io.state_topic import StateSaveError, StateTopicStore
 from driftwatch.pipeline import (
     TOO_MANY_MODELS,

@@ -21,9 +21,10 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from driftwatch.core.measures import registry as measure_registry
-from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector
 from driftwatch.io.server import HttpCollector
+from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.settings import Settings, env_name
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"

@@ -27,7 +27,8 @@ from driftwatch.io.checkpoint import (
     CheckpointError,
     CheckpointStore,
 )
-from driftwatch.io.source import Record, TopicPartition
+from driftwatch.io.offsets import TopicPartition
+from driftwatch.io.source import Record
 from driftwatch.settings import Settings
 
 

@@ -18,7 +18,8 @@ from driftwatch.core.events import Event
 from driftwatch.core.join import Label, Prediction
 from driftwatch.core.monitor import Alarm, Monitor
 from driftwatch.io.checkpoint import CheckpointSaveError, CheckpointStore
-from driftwatch.io.source import Record, TopicPartition
+from driftwatch.io.offsets import TopicPartition
+from driftwatch.io.source import Record
 from driftwatch.pipeline import MemoryDeadLetter, MemorySource, OnAssignedHook
 from driftwatch.replay.run import Replay
 from driftwatch.replay.run import run as replay_run

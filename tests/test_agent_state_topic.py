@@ -11,7 +11,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from driftwatch.agent import Agent
 from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.source import Record, TopicPartition
+from driftwatch.io.offsets import TopicPartition
+from driftwatch.io.source import Record
 from driftwatch.settings import Settings
 
 P0, P1 = TopicPartition("events", 0), TopicPartition("events", 1)

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
-from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector
 from driftwatch.io.join_metrics import JoinCollector
+from driftwatch.io.snapshot import AgentSnapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = ROOT / "helm" / "driftwatch" / "files" / "dashboard.json"

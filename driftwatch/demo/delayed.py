@@ -45,7 +45,7 @@ from driftwatch.simulate import DelayDistribution, delayed_labels
 if TYPE_CHECKING:
     from driftwatch.core.delayed import JoinSnapshot
     from driftwatch.core.monitor import Alarm, Snapshot
-    from driftwatch.io.collector import AgentSnapshot
+    from driftwatch.io.snapshot import AgentSnapshot
     from driftwatch.settings import Settings
     from driftwatch.simulate import ChangePoint, SimulatedStream
 

@@ -10,11 +10,8 @@ The agent's main loop is a handful of lines::
                 offsets = save_checkpoint()  # the offsets the durable state covers
                 source.commit(offsets)       # exactly those, never more
 
-Delivery is at-least-once: the source commits exactly the offsets it is given, and the
-agent gives it those of a checkpoint already on disk, so a committed offset never passes
-what durable state covers. After a crash the records since the last checkpoint are
-delivered again; nothing is skipped. The source never commits on its own (not on close, not
-on a rebalance).
+Delivery is at-least-once, and what the source commits and where a partition resumes is
+the offset policy of :mod:`driftwatch.io.offsets`.
 
 Built on kafka-python 3.0 (``KafkaConsumer``/``KafkaProducer``). Behaviour of that client this
 module relies on, verified against a real broker (tests/io/test_kafka.py):
@@ -29,9 +26,7 @@ module relies on, verified against a real broker (tests/io/test_kafka.py):
   ``KafkaTimeoutError`` after ``bootstrap_timeout_ms``; ``commit``, ``end_offsets`` and
   ``KafkaProducer.flush`` raise ``KafkaTimeoutError`` after their timeout.
 - Rebalance listeners run on the client's IO thread and cannot call blocking consumer
-  methods (``commit()`` raises ``RuntimeError`` there); the source's listener only records
-  the assignment and seeks, which do not block (the client resolves a
-  ``seek_to_beginning`` at its next fetch).
+  methods (see :mod:`driftwatch.io.offsets`).
 - When the broker comes back and no longer knows the member (a restarted broker that keeps
   its group state in memory), the consumer's heartbeat is refused, the partitions are
   reported lost and the consumer rejoins by itself on the next polls.
@@ -41,46 +36,27 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, NamedTuple
+from typing import Any
 
-from kafka import (  # type: ignore[import-untyped]
-    AsyncConsumerRebalanceListener,
-    KafkaConsumer,
-)
-from kafka import TopicPartition as _KafkaTopicPartition
+from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
-from kafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
+
+from driftwatch.io.offsets import (
+    Listener,
+    Offsets,
+    OnAssigned,
+    OnRevoked,
+    TopicPartition,
+    to_kafka_offsets,
+)
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
-
-
-class TopicPartition(NamedTuple):
-    """A topic and partition; a typed twin of ``kafka.TopicPartition``.
-
-    It compares and hashes equal to kafka-python's namedtuple with the same fields, so either
-    can key the same dict.
-    """
-
-    topic: str
-    partition: int
-
-
-OnAssigned = Callable[[set[TopicPartition]], Mapping[TopicPartition, int] | None]
-"""``on_assigned(partitions) -> {partition: offset} | None``: called with newly assigned
-partitions; the offsets it returns (the next offset to read, e.g. from a checkpoint) are seeked
-to, and the other partitions resume from the group's committed offsets."""
-
-OnRevoked = Callable[[set[TopicPartition], bool], None]
-"""``on_revoked(partitions, lost)``: called with partitions leaving this member, before they
-are dropped; ``lost`` is True when the member was evicted (another member may own them
-already, so nothing should be written for them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,9 +225,6 @@ class KafkaSource:
         self.consumer_config = dict(consumer_config)
         self.topics = tuple(topics)
         self.pattern = pattern
-        self.on_assigned = on_assigned
-        self.on_revoked = on_revoked
-        self.ignore_committed = ignore_committed or whole_stream
         self.whole_stream = whole_stream
         self.poll_timeout_s = poll_timeout_s
         self.max_records = max_records
@@ -263,17 +236,16 @@ class KafkaSource:
 
         self._consumer: Any = None  # KafkaConsumer, created by the first poll
         self._closed = False
-        # Written by the rebalance listener on kafka-python's IO thread, read by the loop.
-        self._lock = threading.Lock()
-        self._assigned: set[TopicPartition] = set()
-        self._committed: dict[TopicPartition, int] = {}
-        self._hook_error: BaseException | None = None
-        self._missing_topics: set[str] = set()  # whole_stream: topics without metadata yet
+        self._offsets = Offsets(
+            on_assigned=on_assigned, on_revoked=on_revoked,
+            ignore_committed=ignore_committed or whole_stream,
+            auto_offset_reset=self.consumer_config.get("auto_offset_reset", "latest"),
+            request_timeout_s=request_timeout_s,
+        )
         self._reachable = False
         self._failures = 0
         self._retry_at = -math.inf  # no new consumer / poll before this clock time
         self._probe_at = -math.inf  # next probe of the broker (end offsets)
-        self._lag: dict[tuple[str, int], int] = {}
         self._lag_at = -math.inf
         self.commits = 0
         """Successful commit requests."""
@@ -290,7 +262,7 @@ class KafkaSource:
     @property
     def ready(self) -> bool:
         """True when the broker is reachable and this member has partitions assigned."""
-        return self._consumer is not None and self._reachable and bool(self._assigned)
+        return self._consumer is not None and self._reachable and bool(self._offsets.assigned)
 
     @property
     def reachable(self) -> bool:
@@ -300,14 +272,12 @@ class KafkaSource:
     @property
     def assignment(self) -> frozenset[TopicPartition]:
         """The partitions currently assigned to this member."""
-        with self._lock:
-            return frozenset(self._assigned)
+        return self._offsets.assigned
 
     @property
     def committed_offsets(self) -> dict[TopicPartition, int]:
         """The offsets this source last committed for its assigned partitions."""
-        with self._lock:
-            return dict(self._committed)
+        return self._offsets.committed
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -334,9 +304,9 @@ class KafkaSource:
             )
         except KafkaError as exc:
             self._failed("poll", exc, retry=True)
-            self._reraise_hook_error()
+            self._offsets.reraise_hook_error()
             return []
-        self._reraise_hook_error()
+        self._offsets.reraise_hook_error()
         records = [
             Record(m.topic, m.partition, m.offset, m.key, m.value, m.timestamp)
             for messages in batches.values()
@@ -358,21 +328,18 @@ class KafkaSource:
         commit failed (counted in :attr:`commit_failures`; never raised).
         """
         consumer = self._consumer
-        with self._lock:
-            changed = {tp: offset for tp, offset in offsets.items()
-                       if tp in self._assigned and self._committed.get(tp) != offset}
+        changed = self._offsets.to_commit(offsets)
         if consumer is None or not changed or self.whole_stream:
             return True
         try:
             consumer.commit(
-                _to_kafka_offsets(changed), timeout_ms=int(self.request_timeout_s * 1000)
+                to_kafka_offsets(changed), timeout_ms=int(self.request_timeout_s * 1000)
             )
         except KafkaError as exc:
             self.commit_failures += 1
             self._failed("commit", exc, retry=False)
             return False
-        with self._lock:
-            self._committed.update(changed)
+        self._offsets.done(changed)
         self.commits += 1
         self._succeeded()
         return True
@@ -392,7 +359,7 @@ class KafkaSource:
         """
         if refresh and self._consumer is not None and self.clock() >= self._probe_at:
             self._probe()
-        return dict(self._lag)
+        return dict(self._offsets.lag)
 
     def close(self) -> None:
         """Leave the group and close the consumer, without committing; idempotent.
@@ -411,8 +378,7 @@ class KafkaSource:
             log.warning("closing the Kafka consumer failed: %s", exc)
         self._consumer = None
         self._reachable = False
-        with self._lock:
-            self._assigned.clear()
+        self._offsets.clear()
 
     def __enter__(self) -> KafkaSource:
         return self
@@ -444,7 +410,7 @@ class KafkaSource:
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
             consumer = KafkaConsumer(**config)
-            listener = _Listener(self, consumer)
+            listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:
                 self._assign_all(consumer)
             elif self.topics:
@@ -464,30 +430,13 @@ class KafkaSource:
         consumer = self._consumer
         if consumer is not None and self.whole_stream:
             self._assign_all(consumer)
-        with self._lock:
-            partitions = sorted(self._assigned)
+        partitions = sorted(self._offsets.assigned)
         now = self.clock()
         if consumer is None or not partitions:
-            self._lag, self._lag_at, self._probe_at = {}, now, now + self.probe_interval_s
+            self._offsets.lag, self._lag_at, self._probe_at = {}, now, now + self.probe_interval_s
             return
-        timeout_ms = int(self.request_timeout_s * 1000)
         try:
-            ends = consumer.end_offsets(
-                [_KafkaTopicPartition(*tp) for tp in partitions], timeout_ms=timeout_ms
-            )
-            lag: dict[tuple[str, int], int] = {}
-            for ktp, listed in ends.items():
-                # Tansu 0.6 answers ListOffsets(latest) with the last batch's base offset + 1,
-                # short of the end whenever that batch holds several records; the high
-                # watermark of the last fetch response is right there, and on Kafka the two
-                # agree, so the larger one is the end offset.
-                highwater = consumer.highwater(ktp)
-                end = max(listed or 0, highwater or 0)
-                position = consumer.position(ktp, timeout_ms=timeout_ms)
-                if position is not None and highwater is not None and position > end:
-                    position = self._reset_beyond_end(consumer, ktp, position, end)
-                if position is not None:
-                    lag[(ktp.topic, ktp.partition)] = max(0, end - position)
+            lag = self._offsets.measure_lag(consumer, partitions)
         except KafkaError as exc:
             # Also IllegalStateError when a rebalance took a partition away meanwhile; the
             # next probe will see the new assignment.
@@ -495,65 +444,16 @@ class KafkaSource:
             self._failed("probe", exc, retry=False)
             self._probe_at = self.clock() + delay
             return
-        self._lag, self._lag_at = lag, self.clock()
+        self._offsets.lag, self._lag_at = lag, self.clock()
         self._probe_at = self._lag_at + self.probe_interval_s
         self._succeeded()
 
     def _assign_all(self, consumer: Any) -> None:
-        """Whole-stream mode: assign every known partition of ``topics``, adding new ones.
-
-        Partitions come from the client's metadata cache, filled when it bootstrapped and
-        refreshed in the background. kafka-python's public ``partitions_for_topic`` waits
-        without bound for a topic it does not know (a dead broker would hang the loop), so
-        the cache is read directly, and a topic missing from it is added to the topics whose
-        metadata the client refreshes: it is assigned at a later probe, once it exists.
-        Partitions are only ever added: a topic's partition count never shrinks in Kafka.
-        """
-        cluster = consumer._cluster
-        found: set[TopicPartition] = set()
-        for topic in self.topics:
-            partitions = cluster.partitions_for_topic(topic)
-            if partitions is None:
-                if topic not in self._missing_topics:
-                    self._missing_topics.add(topic)
-                    log.warning("topic %s is not known to the brokers (yet); it is assigned "
-                                "once its metadata arrives", topic)
-                cluster.add_topic(topic)
-                cluster.request_update()  # a refresh per probe until the topic exists
-                continue
-            self._missing_topics.discard(topic)
-            found |= {TopicPartition(topic, p) for p in partitions}
-        with self._lock:
-            new = found - self._assigned
-            every = self._assigned | found
-        if not new:
-            return
-        consumer.assign([_KafkaTopicPartition(*tp) for tp in sorted(every)])
-        self._on_assigned(consumer, new)
-
-    def _reset_beyond_end(self, consumer: Any, ktp: Any, position: int, end: int) -> int | None:
-        """Apply ``auto_offset_reset`` to a partition whose position is past the end of its log.
-
-        Both the broker's end offset and the high watermark of a fetch at this very position
-        say the log ends before it: the partition was truncated or the topic recreated (a
-        broker with memory storage that restarted, for one). Kafka answers such a fetch with
-        OFFSET_OUT_OF_RANGE and kafka-python applies ``auto_offset_reset``; Tansu 0.6 answers
-        it with no records, so the consumer would wait at the old position until the new log
-        grew past it, and skip everything before. Do what Kafka's answer would have done.
-        """
-        reset = self.consumer_config.get("auto_offset_reset", "latest")
-        log.error(
-            "%s[%d]: position %d is past the end of the log (%d): the partition was truncated "
-            "or recreated; resetting to the %s offset (auto_offset_reset)",
-            ktp.topic, ktp.partition, position, end, reset,
-        )
-        if reset == "earliest":
-            consumer.seek_to_beginning(ktp)
-        else:
-            consumer.seek_to_end(ktp)
-        reset_to: int | None = consumer.position(ktp,
-                                                 timeout_ms=int(self.request_timeout_s * 1000))
-        return reset_to
+        """Whole-stream mode: assign every known partition of ``topics``, adding new ones."""
+        new = self._offsets.assign_all(consumer, self.topics)
+        if new:
+            self._joined()
+            self._offsets.assign(consumer, new)
 
     def _succeeded(self) -> None:
         if not self._reachable and self._failures:
@@ -583,88 +483,7 @@ class KafkaSource:
     def _backoff_delay(self) -> float:
         return min(self.backoff_initial_s * 2.0 ** min(self._failures, 62), self.backoff_max_s)
 
-    def _reraise_hook_error(self) -> None:
-        error, self._hook_error = self._hook_error, None
-        if error is not None:
-            raise error
-
-    # Rebalance callbacks, on kafka-python's IO thread (see _Listener).
-
-    def _on_revoked(self, revoked: Iterable[Any]) -> None:
-        # No commit here: what is safe to commit is the caller's decision (see commit()), and
-        # the caller already committed everything its durable state covers.
-        partitions = {TopicPartition(tp.topic, tp.partition) for tp in revoked}
-        log.info("partitions revoked: %s", sorted(partitions))
-        self._revoke(partitions, lost=False)
-
-    def _on_lost(self, lost: Iterable[Any]) -> None:
-        partitions = {TopicPartition(tp.topic, tp.partition) for tp in lost}
-        log.warning("partitions lost without commit (member evicted): %s", sorted(partitions))
-        self._revoke(partitions, lost=True)
-
-    def _revoke(self, partitions: set[TopicPartition], *, lost: bool) -> None:
-        if self.on_revoked is not None and partitions:
-            try:
-                self.on_revoked(set(partitions), lost)
-            except Exception as exc:
-                self._hook_error = exc
-        self._drop(partitions)
-
-    def _drop(self, partitions: set[TopicPartition]) -> None:
-        with self._lock:
-            self._assigned -= partitions
-            for tp in partitions:
-                self._committed.pop(tp, None)
-            if not self._assigned:
-                self._lag = {}
-
-    def _on_assigned(self, consumer: Any, assigned: Iterable[Any]) -> None:
-        partitions = {TopicPartition(tp.topic, tp.partition) for tp in assigned}
-        with self._lock:
-            self._assigned |= partitions
+    def _joined(self) -> None:
+        """Partitions were assigned (on kafka-python's IO thread, see :class:`Listener`)."""
         self._succeeded()  # a completed join is a conversation with the coordinator
         self._probe_at = -math.inf  # measure lag for the new assignment soon
-        log.info("partitions assigned: %s", sorted(partitions))
-        if self.on_assigned is None or not partitions:
-            return
-        try:
-            offsets = dict(self.on_assigned(set(partitions)) or {})
-            for tp, offset in offsets.items():
-                if tp not in partitions:
-                    log.warning("on_assigned returned an offset for unassigned %s; ignored", tp)
-                    continue
-                consumer.seek(_KafkaTopicPartition(tp[0], tp[1]), offset)
-            unknown = [_KafkaTopicPartition(tp[0], tp[1]) for tp in sorted(partitions)
-                       if tp not in offsets]
-            if self.ignore_committed and unknown:
-                # Non-blocking: the client looks the offsets up at its next fetch.
-                if self.consumer_config.get("auto_offset_reset", "latest") == "earliest":
-                    consumer.seek_to_beginning(*unknown)
-                else:
-                    consumer.seek_to_end(*unknown)
-        except Exception as exc:
-            self._hook_error = exc
-
-
-class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
-    """Forwards kafka-python's rebalance callbacks (on its IO thread) to the source."""
-
-    def __init__(self, source: KafkaSource, consumer: Any) -> None:
-        self._source = source
-        self._consumer = consumer
-
-    async def on_partitions_revoked(self, revoked: Any) -> None:
-        self._source._on_revoked(revoked)
-
-    async def on_partitions_assigned(self, assigned: Any) -> None:
-        self._source._on_assigned(self._consumer, assigned)
-
-    async def on_partitions_lost(self, lost: Any) -> None:
-        self._source._on_lost(lost)
-
-
-def _to_kafka_offsets(stored: Mapping[TopicPartition, int]) -> dict[Any, Any]:
-    return {
-        _KafkaTopicPartition(tp.topic, tp.partition): OffsetAndMetadata(offset, "", -1)
-        for tp, offset in stored.items()
-    }

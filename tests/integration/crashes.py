@@ -47,8 +47,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from driftwatch.agent import TOO_MANY_MODELS
 from driftwatch.core.monitor import Monitor
 from driftwatch.io.checkpoint import FILENAME
-from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, decode
+from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.integration.helpers import (

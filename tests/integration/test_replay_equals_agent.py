@@ -19,7 +19,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from driftwatch.core.monitor import Alarm
 from driftwatch.io.alarms import alarm_record
-from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
+from driftwatch.io.collector import SnapshotCollector
+from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.replay.run import Replay, ReplayResult, run
 from driftwatch.replay.sources import JsonLinesSource, KafkaRangeSource
 from driftwatch.settings import Settings

@@ -35,13 +35,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from driftwatch import __version__
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Snapshot, Watch
-from driftwatch.io.collector import (
-    AgentSnapshot,
-    LatencyHistogram,
-    Operations,
-    SnapshotCollector,
-)
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.server import MetricsServer
+from driftwatch.io.snapshot import AgentSnapshot, LatencyHistogram, Operations
 from driftwatch.settings import AlertsSettings
 
 NAN = math.nan

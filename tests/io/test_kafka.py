@@ -18,8 +18,9 @@ from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from driftwatch.io.decode import Rejected
+from driftwatch.io.offsets import TopicPartition
 from driftwatch.io.producers import AlarmPublisher, DeadLetter
-from driftwatch.io.source import KafkaSource, Record, TopicPartition
+from driftwatch.io.source import KafkaSource, Record
 from tests.broker import TansuBroker, free_port
 
 TOPIC = "events"

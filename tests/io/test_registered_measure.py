@@ -20,8 +20,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from driftwatch.core.measures import registry
 from driftwatch.core.measures.registry import Measure, Tally, WindowView
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Watch
-from driftwatch.io.collector import AgentSnapshot, SnapshotCollector
+from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.server import MetricsServer
+from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.settings import WatchSettings
 
 WINDOW = 200

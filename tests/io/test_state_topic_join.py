@@ -20,7 +20,8 @@ from kafka import KafkaProducer
 from driftwatch.agent import Agent
 from driftwatch.core.join import Label, Prediction
 from driftwatch.demo.feed import encode_joinable
-from driftwatch.io.source import Record, TopicPartition
+from driftwatch.io.offsets import TopicPartition
+from driftwatch.io.source import Record
 from driftwatch.io.state_topic import StateTopicStore
 from driftwatch.settings import Settings
 from tests.broker import TansuBroker
