@@ -95,15 +95,8 @@ from driftwatch.io.checkpoint import (
 )
 from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector, Comparisons, ComparisonSnapshot
-from driftwatch.io.decode import (
-    JOIN_REJECTION_REASONS,
-    REJECTION_REASONS,
-    Decoded,
-    EventFormat,
-    RecordKind,
-    Rejected,
-    decode_joinable,
-)
+from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected
+from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, RecordKind, decode_joinable
 from driftwatch.io.join_metrics import JoinCollector
 from driftwatch.io.join_shards import JoinShards
 from driftwatch.io.offsets import OnAssigned, TopicPartition

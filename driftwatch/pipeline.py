@@ -42,15 +42,8 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
-from driftwatch.io.decode import (
-    Decoded,
-    EventFormat,
-    JoinFormat,
-    RecordKind,
-    Rejected,
-    decode,
-    decode_joinable,
-)
+from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
+from driftwatch.io.decode_join import JoinFormat, RecordKind, decode_joinable
 from driftwatch.replay.fastdecode import FastDecoder, plain_event
 
 TOO_MANY_MODELS = "too_many_models"

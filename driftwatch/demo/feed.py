@@ -26,7 +26,8 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[imp
 
 from driftwatch.core.events import Event
 from driftwatch.core.join import Label, Prediction
-from driftwatch.io.decode import EventFormat, JoinFormat
+from driftwatch.io.decode import EventFormat
+from driftwatch.io.decode_join import JoinFormat
 
 __all__ = ["BrokersUnreachable", "Feed", "FeedError", "FeedStats", "JoinTopics",
            "encode_joinable", "encode_record", "ensure_topic"]

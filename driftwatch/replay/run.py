@@ -27,15 +27,8 @@ from dataclasses import dataclass, field
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
 from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
-from driftwatch.io.decode import (
-    JOIN_REJECTION_REASONS,
-    REJECTION_REASONS,
-    Decoded,
-    EventFormat,
-    JoinFormat,
-    Rejected,
-    decode,
-)
+from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, JoinFormat
 from driftwatch.pipeline import TOO_MANY_MODELS, Monitors, Pipeline
 from driftwatch.replay.fastdecode import FastDecoder
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures

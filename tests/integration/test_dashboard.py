@@ -29,7 +29,8 @@ import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from driftwatch.core.join import Prediction
 from driftwatch.demo.feed import encode_joinable
-from driftwatch.io.decode import EventFormat, JoinFormat
+from driftwatch.io.decode import EventFormat
+from driftwatch.io.decode_join import JoinFormat
 from driftwatch.simulate import delayed_labels, generate
 from tests.broker import TansuBroker
 from tests.integration.helpers import (

@@ -10,14 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.core.join import Label, Prediction
-from driftwatch.io.decode import (
-    JOIN_REJECTION_REASONS,
-    REJECTION_REASONS,
-    EventFormat,
-    JoinFormat,
-    Rejected,
-    decode_joinable,
-)
+from driftwatch.io.decode import REJECTION_REASONS, EventFormat, Rejected
+from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, JoinFormat, decode_joinable
 
 FMT = EventFormat()
 ONE_TOPIC = JoinFormat(kind_field="kind")
