@@ -56,6 +56,9 @@ already, so nothing should be written for them)."""
 class Offsets:
     """The partitions assigned to one source, the offsets it committed, and where each resumes.
 
+    It also measures how far each partition's position is behind the end of its log (the
+    source's lag), since that is where a position past the end is found and reset.
+
     Written by the rebalance callbacks on kafka-python's IO thread and read by the loop, so
     the assignment and the commits are behind one lock. An exception raised by
     ``on_assigned`` or ``on_revoked`` is kept in :attr:`hook_error` for the loop to raise
@@ -90,13 +93,20 @@ class Offsets:
         self.hook_error: BaseException | None = None
         self._missing_topics: set[str] = set()  # whole stream: topics without metadata yet
         self.lag: dict[tuple[str, int], int] = {}
-        """The last measured lag (:meth:`measure_lag`); emptied when no partition is left."""
+        """The last lag the source measured (:meth:`measure_lag`); emptied when no partition
+        is left."""
 
     @property
     def assigned(self) -> frozenset[TopicPartition]:
         """The partitions currently assigned."""
         with self._lock:
             return frozenset(self._assigned)
+
+    @property
+    def holds_any(self) -> bool:
+        """Whether any partition is assigned; cheap, for every loop pass (one truth test of a
+        set is atomic, so it needs no lock)."""
+        return bool(self._assigned)
 
     @property
     def committed(self) -> dict[TopicPartition, int]:
@@ -111,7 +121,7 @@ class Offsets:
             return {tp: offset for tp, offset in offsets.items()
                     if tp in self._assigned and self._committed.get(tp) != offset}
 
-    def done(self, committed: Mapping[TopicPartition, int]) -> None:
+    def record_commit(self, committed: Mapping[TopicPartition, int]) -> None:
         """Record a successful commit of ``committed``."""
         with self._lock:
             self._committed.update(committed)
@@ -159,7 +169,8 @@ class Offsets:
         if error is not None:
             raise error
 
-    # Rebalance callbacks, on kafka-python's IO thread.
+    # Assignment changes: rebalance callbacks on kafka-python's IO thread (see Listener), or,
+    # in whole-stream mode, the loop's own assignment (assign_all).
 
     def assign(self, consumer: Any, assigned: Iterable[Any]) -> None:
         """Add the partitions and seek each to where it resumes (see the module docstring)."""
@@ -208,7 +219,7 @@ class Offsets:
             if not self._assigned:
                 self.lag = {}
 
-    # On the loop's thread.
+    # Lag, on the loop's thread.
 
     def measure_lag(self, consumer: Any, partitions: Iterable[TopicPartition]
                     ) -> dict[tuple[str, int], int]:

@@ -262,7 +262,7 @@ class KafkaSource:
     @property
     def ready(self) -> bool:
         """True when the broker is reachable and this member has partitions assigned."""
-        return self._consumer is not None and self._reachable and bool(self._offsets.assigned)
+        return self._consumer is not None and self._reachable and self._offsets.holds_any
 
     @property
     def reachable(self) -> bool:
@@ -339,7 +339,7 @@ class KafkaSource:
             self.commit_failures += 1
             self._failed("commit", exc, retry=False)
             return False
-        self._offsets.done(changed)
+        self._offsets.record_commit(changed)
         self.commits += 1
         self._succeeded()
         return True
