@@ -96,6 +96,8 @@ from driftwatch import __version__
 from driftwatch.io.snapshot import NOT_READY_REASONS, AgentSnapshot
 
 if TYPE_CHECKING:
+    # Only for annotations: the exporter reads attributes, so it does not need the core's
+    # detector modules loaded to be imported.
     from driftwatch.core.monitor import Snapshot
     from driftwatch.settings import AlertThresholds
 

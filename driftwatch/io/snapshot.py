@@ -16,6 +16,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    # Only for annotations: the exporter reads attributes, so it does not need the core's
+    # detector modules loaded to be imported.
     from driftwatch.core.delayed import JoinSnapshot
     from driftwatch.core.monitor import Snapshot
 
