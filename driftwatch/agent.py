@@ -62,8 +62,10 @@ Lifecycle and failure behaviour:
   dead-lettered, and their offsets advance like any other record's.
 - **Whole stream** (``kafka.assignment: all_partitions``, the sidecars of a replicated
   model): the source assigns itself every partition, so each replica reads every record;
-  there is no group and nothing is committed, and the local checkpoint is the only resume
-  point (a partition it does not cover starts at ``auto_offset_reset``).
+  there is no group and nothing is committed. The state topic (or the file) is the only
+  resume point: every replica saves every partition under the same keys and restores them
+  all at its start, so a replica replaced with an empty disk continues from its siblings'
+  saves (a partition the state does not cover starts at ``auto_offset_reset``).
 - **Bad records** are counted by reason, logged at a bounded rate, dead-lettered when a topic
   is configured, and skipped; **models beyond** ``limits.max_models`` are rejected the same
   way (reason ``too_many_models``) so memory and metric cardinality stay bounded.
@@ -633,7 +635,9 @@ class Agent:
                                      record.offset)
 
     def _skip(self, record: Record) -> None:
-        self._skipped[UNWATCHED_MODEL] += 1
+        if self.partitioned is None or self.partitioned.skip(
+                TopicPartition(record.topic, record.partition), record.offset):
+            self._skipped[UNWATCHED_MODEL] += 1
 
     def _final_checkpoint(self) -> bool:
         for attempt in range(FINAL_SAVE_ATTEMPTS):
@@ -822,6 +826,8 @@ class Agent:
         for counts in restored.rejected.values():
             for reason, count in counts.items():
                 self._rejected[reason] = self._rejected.get(reason, 0) + count
+        if self._skipped:
+            self._skipped[UNWATCHED_MODEL] += sum(restored.skipped.values())
         self._positions.update({TopicPartition(*tp): o for tp, o in restored.offsets.items()})
         self._restored = self._restored or bool(restored.offsets)
         took = self._clock() - started
@@ -852,7 +858,7 @@ class Agent:
             flushed = self.dead_letter is None or self.dead_letter.flush(timeout_s)
             if flushed and self.checkpointer.save(lambda: self._payload(offsets), offsets):
                 log.info("saved the state of %d revoked partition(s)", len(partitions))
-        gone, rejected = self.partitioned.drop(partitions)
+        gone, rejected, skipped = self.partitioned.drop(partitions)
         self.monitors.drop(gone)
         self.comparisons.drop(gone)
         if self.join_shards is not None:
@@ -862,6 +868,8 @@ class Agent:
             self._last_timestamp_ms.pop(tp, None)
         for reason, count in rejected.items():
             self._rejected[reason] = self._rejected.get(reason, 0) - count
+        if self._skipped:
+            self._skipped[UNWATCHED_MODEL] -= skipped
         log.info("dropped %d model(s) of %d %s partition(s)", len(gone), len(partitions),
                  "lost" if lost else "revoked")
         self._publish_snapshot(force=True)

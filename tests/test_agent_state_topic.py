@@ -49,6 +49,19 @@ def test_a_lost_partition_takes_its_models_and_rejections_off_metrics_at_once() 
     assert "driftwatch_state_split_models 0.0" in text
 
 
+def test_skips_are_saved_per_partition_and_leave_with_it() -> None:
+    agent = Agent(Settings(events={"only_models": ["zero"]}), snapshot_interval_s=0.0)
+    assert agent.partitioned is not None
+    for offset in range(4):
+        agent.process(record(P0, offset, "zero" if offset % 2 else "other"))
+        agent.process(record(P1, offset, "other"))
+    payload = agent._payload(dict(agent._positions))
+    assert [(tp, meta["skipped"]) for tp, meta in payload["partitions"]] == [(P0, 2), (P1, 4)]
+    agent._on_revoked({P1}, True)
+    agent._publish_snapshot(force=True)
+    assert 'driftwatch_events_skipped_total{reason="unwatched_model"} 2.0' in scrape(agent)
+
+
 def test_a_model_on_two_partitions_is_counted() -> None:
     agent = Agent(Settings(), snapshot_interval_s=0.0)
     agent.process(record(P0, 0, "spread"))

@@ -1,8 +1,11 @@
 """Settings of the state topic: the backend ``auto`` resolves to kafka (the join's and the
-comparisons' state are in the topic too) unless the agent reads the whole stream, and the
-topic name defaults from the group."""
+comparisons' state are in the topic too, and whole-stream sidecars keep theirs there), and
+the topic name defaults from the group and the model filter."""
 
 from __future__ import annotations
+
+import hashlib
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -41,10 +44,31 @@ def test_bad_state_topic_settings_name_the_key(key: str, value: object) -> None:
     assert key in str(caught.value)
 
 
-def test_whole_stream_assignment_keeps_its_state_in_a_file() -> None:
+def test_whole_stream_sidecars_keep_their_state_in_the_topic() -> None:
     whole = {"assignment": "all_partitions"}
-    assert Settings(kafka=whole).checkpoint_backend() == "file"
+    assert Settings(kafka=whole).checkpoint_backend() == "kafka"
+    assert Settings(kafka=whole, checkpoint={"backend": "kafka"}).checkpoint_backend() \
+        == "kafka"
+    # Except with the join: every replica would write join records beside another's models.
+    joined = {"kafka": {**whole, "topics": ["p", "l"]}, "join": JOIN}
+    assert Settings(**joined).checkpoint_backend() == "file"
     with pytest.raises(ValidationError) as caught:
-        Settings(kafka=whole, checkpoint={"backend": "kafka"})
+        Settings(checkpoint={"backend": "kafka"}, **joined)
     message = str(caught.value)
-    assert "checkpoint.backend" in message and "all_partitions has no group" in message
+    assert "checkpoint.backend" in message and "join" in message
+
+
+def test_the_model_filter_gets_a_state_topic_of_its_own() -> None:
+    def topic(*models: str) -> str:
+        return Settings(kafka={"group_id": "g"}, events={"model_source": "key",
+                                                         "only_models": list(models)}
+                        ).state_topic()
+
+    digest = hashlib.sha256(b"a/b\nfraud").hexdigest()[:12]
+    assert topic("fraud", "a/b") == topic("a/b", "fraud") == f"g-state-{digest}"
+    names = {topic("fraud"), topic("churn"), topic("fraud", "churn"), "g-state"}
+    assert len(names) == 4, "each filter (and none) has its own topic"
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+", name) for name in names), "legal topic names"
+    assert Settings(checkpoint={"topic": "mine"}, events={"model_source": "key",
+                                                           "only_models": ["x"]}
+                    ).state_topic() == "mine", "an explicit topic wins"

@@ -5,7 +5,8 @@ docstring gives the record layout and why it is exact): every model has a *home*
 (where its first event came from) under which its state is saved, and the set of partitions
 it took events from, whose offsets its record carries; after a restore, each model skips the
 records below the offset its state covers, and the rejection counts those below the
-partition's saved offset. A model seen on more than one partition is counted in
+partition's saved offset (and so do the counts of other models' records skipped by
+``events.only_models``). A model seen on more than one partition is counted in
 :attr:`PartitionStates.split`: it cannot be handed over exactly between replicas.
 """
 
@@ -38,6 +39,8 @@ class PartitionStates:
         self._skip_below: dict[tuple[str, TopicPartition], int] = {}
         self._rejected_below: dict[TopicPartition, int] = {}
         self.rejected: dict[TopicPartition, dict[str, int]] = {}
+        self.skipped: dict[TopicPartition, int] = {}
+        """Per partition, its records skipped as other models' (``events.only_models``)."""
         self.split: set[str] = set()
         """Models seen on more than one partition, or restored elsewhere: not handed over
         exactly (see the module docstring)."""
@@ -117,6 +120,16 @@ class PartitionStates:
         counts[reason] = counts.get(reason, 0) + 1
         return True
 
+    def skip(self, tp: TopicPartition, offset: int) -> bool:
+        """Count another model's record at ``tp``/``offset`` as skipped; False when the
+        restored count holds it. Saved like the rejections, so that a restored replica's
+        ``driftwatch_events_skipped_total`` agrees with its siblings'."""
+        below = self._rejected_below.get(tp)
+        if below is not None and offset < below:
+            return False
+        self.skipped[tp] = self.skipped.get(tp, 0) + 1
+        return True
+
     def payload(self, monitors: Mapping[str, Any], positions: Mapping[Any, int],
                 joins: Mapping[TopicPartition, tuple[Sequence[TopicPartition], Any]]
                 | None = None,
@@ -138,7 +151,8 @@ class PartitionStates:
             if compared:
                 models[model]["comparisons"] = dict(compared)
         partitions = [(tuple(tp), {"offset": offset,
-                                   "rejected": dict(self.rejected.get(tp, {}))})
+                                   "rejected": dict(self.rejected.get(tp, {})),
+                                   "skipped": self.skipped.get(tp, 0)})
                       for tp, offset in sorted(positions.items())]
         shards = [{"home": shard, "state": state,
                    "covers": [(tp, positions[tp]) for tp in tps if tp in positions]}
@@ -169,11 +183,13 @@ class PartitionStates:
             if below > restored.offsets[tp]:
                 self._rejected_below[tp] = below
             self.rejected[tp] = dict(restored.rejected.get(tp, {}))
+            self.skipped[tp] = restored.skipped.get(tp, 0)
         self.split |= restored.split
 
-    def drop(self, partitions: Collection[TopicPartition]) -> tuple[set[str], dict[str, int]]:
+    def drop(self, partitions: Collection[TopicPartition]
+             ) -> tuple[set[str], dict[str, int], int]:
         """Forget ``partitions``: returns the models homed there (to drop from the monitors)
-        and the rejection counts they held (to take off the agent's totals)."""
+        and the rejection and skip counts they held (to take off the agent's totals)."""
         gone = {model for model, home in self.homes.items() if home in partitions}
         for model in gone:
             del self.homes[model]
@@ -187,8 +203,10 @@ class PartitionStates:
         if not self._replaying:
             self._halves.clear()
         removed: dict[str, int] = {}
+        skipped = 0
         for tp in partitions:
             self._rejected_below.pop(tp, None)
             for reason, count in self.rejected.pop(tp, {}).items():
                 removed[reason] = removed.get(reason, 0) + count
-        return gone, removed
+            skipped += self.skipped.pop(tp, 0)
+        return gone, removed, skipped

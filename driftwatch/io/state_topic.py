@@ -7,9 +7,10 @@ from its changelog; no window is lost and nothing needs a disk.
 
 Records (key and value are JSON; the key's first element says what the record is):
 
-- ``["p", topic, partition]`` → ``{"offset": next_offset, "rejected": {reason: count}}``: the
-  input partition's *meta* record: the first offset not reflected in the saved state, and
-  the rejection counts of the partition's records below it.
+- ``["p", topic, partition]`` → ``{"offset": next_offset, "rejected": {reason: count},
+  "skipped": count}``: the input partition's *meta* record: the first offset not reflected
+  in the saved state, and the rejection counts and the count of other models' records
+  skipped (``events.only_models``) among the partition's records below it.
 - ``["m", topic, partition, model]`` → ``{"covers": {"topic:partition": next_offset, ...},
   "state": Monitor.export_state()}``: one model's monitor, stored under its *home*
   partition (the one its first event came from), with, per input partition it took events
@@ -53,6 +54,32 @@ topics interleave differently in the replay (the other half completes the pair t
 restored pending in the join was read before the join's save, so below what every model
 covers. Hence after a crash anywhere in a save no pending prediction is lost and no label is
 joined twice; ``tests/io/test_state_topic_join.py`` cuts a save after each of its records.
+
+**Several writers: whole-stream sidecars.** With ``kafka.assignment: all_partitions`` every
+replica of a model reads every partition and saves every partition, so all of them write
+the same keys, interleaved as their saves happen to be. That is the zombie case made
+normal, and exact for the same reason: the last record per key, whoever wrote it, is a
+state together with the offsets it covers (an ``m`` record) or rejection counts together
+with the offset below which they count (a ``p`` record), and the replicas compute the same
+deterministic function of the same log, so any replica's record is the state *this* replica
+would have at those offsets. A restore takes whichever records are last, resumes each
+partition at the smallest offset among them, and each model skips what its own record
+covers: a replica replaced with an empty disk continues exactly where the record it
+restored left off, and re-reads the rest. Chunks are safe too: each save's chunks have a
+fresh save id, and a writer deletes only chunks of a save whose ``m`` record it has already
+replaced by its own. Two conditions: the writers must share their settings (monitoring,
+events; a rollout that changes them restores the old state into the new settings, as any
+restart does), and they must watch the same models, since the set of model records and the
+rejection counts (``too_many_models`` counts watched models only) depend on
+``events.only_models``; the default topic name includes a digest of that filter, so agents
+with different filters never share a topic. A model whose events arrive on several
+partitions can have a different home on each replica (the partition its first polled event
+came from), so its records exist under several homes, and one whose writer is gone is never
+overwritten; a restore takes the one covering the most (each is a consistent pair) and
+resumes where that one says, not at a forgotten writer's older offsets. Not with the join:
+its rule above needs every join record to be no later than every model record, which holds
+for one writer's saves but not across writers, so whole-stream agents with ``join`` keep the
+file (``checkpoint.backend`` auto picks it; kafka is refused).
 
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
 handed over exactly: its one monitor mixes partitions that different replicas may own. Its
@@ -136,6 +163,7 @@ class Restored:
         rejected_below: per restored partition, the meta's offset: rejections below it are
             already in ``rejected``.
         rejected: per restored partition, the saved rejection counts.
+        skipped: per restored partition, the saved count of other models' records skipped.
         split: models stored under a partition not being restored whose state covers one
             that is: their events on these partitions go to a new, partial monitor.
         joins: per restored shard (its first input partition), the join's state
@@ -156,6 +184,7 @@ class Restored:
     joins: dict[TopicPartition, dict[str, Any]] = field(default_factory=dict)
     join_covers: dict[TopicPartition, dict[TopicPartition, int]] = field(default_factory=dict)
     comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: dict[TopicPartition, int] = field(default_factory=dict)
 
 
 class StateTopicStore:
@@ -306,7 +335,8 @@ class StateTopicStore:
                     yield _key("c", *home, name, old_save, index), None
         for tp, meta in payload["partitions"]:
             yield _key("p", *tp), _dumps({"offset": meta["offset"],
-                                         "rejected": meta["rejected"]})
+                                         "rejected": meta["rejected"],
+                                         "skipped": meta.get("skipped", 0)})
 
     def _connect(self) -> Any:
         if self._producer is None:
@@ -365,22 +395,30 @@ class StateTopicStore:
         for tp in wanted & metas.keys():
             meta = metas[tp]
             offset, rejected = meta.get("offset"), meta.get("rejected", {})
+            skipped = meta.get("skipped", 0)
             if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 \
-                    or not isinstance(rejected, dict):
+                    or not isinstance(rejected, dict) or isinstance(skipped, bool) \
+                    or not isinstance(skipped, int) or skipped < 0:
                 raise CheckpointError(f"state topic {self.topic}: the record of {tp[0]}"
                                       f"[{tp[1]}] is malformed")
             restored.offsets[tp] = offset
             restored.rejected_below[tp] = offset
             restored.rejected[tp] = {str(r): int(c) for r, c in rejected.items()}
+            restored.skipped[tp] = skipped
+        # A model can have records under several restored homes (whole-stream replicas
+        # whose first events came from different partitions, or a split model's partial
+        # monitor): each is a consistent pair; the one covering the most is restored.
+        chosen: dict[str, tuple[TopicPartition, dict[str, Any],
+                                dict[TopicPartition, int]]] = {}
         for (home, model), head in heads.items():
-            covers_part = head.get("covers")
-            if not isinstance(covers_part, dict):
-                raise CheckpointError(f"state topic {self.topic}: model {model!r}: no covers")
-            covers = decode_offsets(covers_part)
+            covers = self._covers(head, f"model {model!r}")
             if home not in restored.offsets:
                 if any(tp in restored.offsets for tp in covers):
                     split.add(model)
                 continue
+            if model not in chosen or sum(covers.values()) > sum(chosen[model][2].values()):
+                chosen[model] = (home, head, covers)
+        for model, (home, head, covers) in chosen.items():
             document = self._document(home, model, head, chunks)
             restored.monitors[model] = document["state"]
             compared = document.get("comparisons", {})
@@ -408,7 +446,8 @@ class StateTopicStore:
                 self._chunk_saves[(home, "")] = (str(head["save"]), int(head["chunks"]))
         return Restored(restored.offsets, restored.monitors, restored.covers, restored.homes,
                         restored.rejected_below, restored.rejected, frozenset(split),
-                        restored.joins, restored.join_covers, restored.comparisons)
+                        restored.joins, restored.join_covers, restored.comparisons,
+                        restored.skipped)
 
     def _covers(self, head: Mapping[str, Any], what: str) -> dict[TopicPartition, int]:
         covers_part = head.get("covers")

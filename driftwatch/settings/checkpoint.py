@@ -24,7 +24,10 @@ class CheckpointSettings(_Section):
     topic and resumes at the offset they cover; a replica that loses a partition saves it
     first (when it can) and stops exporting its models at once. No disk is needed, so Pods
     need neither a PersistentVolume nor the Recreate strategy. ``backend: file`` keeps the
-    state in ``directory`` (one replica per directory), as ``replay`` does.
+    state in ``directory`` (one replica per directory), as ``replay`` does. Whole-stream
+    sidecars (``kafka.assignment: all_partitions``) use the topic too: every replica of the
+    model writes the same keys, each record a state with the offsets it covers, and a
+    replica replaced with an empty disk restores the window from them.
 
     The checkpoint is the only resume point. It holds the monitors, the rejection counts and
     the offsets they cover, written atomically; offsets are committed to the consumer group
@@ -51,14 +54,19 @@ class CheckpointSettings(_Section):
             "Where the state is saved. kafka: the compacted topic checkpoint.topic, restored "
             "per input partition by whichever replica owns it (replicas hand over without "
             "losing a window). file: checkpoint.directory, one replica per directory. auto: "
-            "kafka, or file when kafka.assignment is all_partitions (no group hands "
-            "partitions over)."
+            "kafka (whole-stream sidecars, kafka.assignment all_partitions, too: every "
+            "replica writes its model's state to the topic, so a replaced replica restores "
+            "it), or file for a whole-stream agent with join (several writers of the join's "
+            "records would not be exact)."
         ),
     )
     topic: Name | None = Field(
         default=None,
         description=(
-            "The state topic (backend kafka); default <kafka.group_id>-state. Created with "
+            "The state topic (backend kafka); default <kafka.group_id>-state, or with "
+            "events.only_models <kafka.group_id>-state-<first 12 hex digits of the SHA-256 "
+            "of the sorted model ids joined by newlines>, so that agents watching different "
+            "models never mix their state (the agent logs the name). Created with "
             "cleanup.policy=compact when missing; when it exists it must be compacted (a "
             "delete policy would drop the state of models that are quiet for retention.ms)."
         ),

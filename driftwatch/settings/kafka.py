@@ -89,7 +89,8 @@ class KafkaSettings(_Section):
         default="driftwatch",
         description=(
             "Consumer group. Replicas with the same group_id split the partitions. With "
-            "assignment all_partitions there is no group: it only labels the lag metrics."
+            "assignment all_partitions there is no group: it only labels the lag metrics "
+            "and names the default state topic."
         ),
     )
     assignment: Literal["group", "all_partitions"] = Field(
@@ -98,7 +99,8 @@ class KafkaSettings(_Section):
             "group: the agents with this group_id split the partitions, and offsets are "
             "committed to the group. all_partitions: this agent reads every partition of "
             "topics by itself (no group membership, no rebalances, no commits) and resumes "
-            "from its local checkpoint, else from auto_offset_reset; every replica then sees "
+            "from the checkpoint (the state topic that every replica writes, so a new Pod "
+            "restores its siblings' state), else from auto_offset_reset; every replica sees "
             "the whole stream and exports the same values. For the sidecars of a replicated "
             "model (with events.only_models when the topics carry other models); needs "
             "topics, not topic_pattern."

@@ -4,6 +4,7 @@ the environment, then the file), and the checks that span areas."""
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -96,16 +97,31 @@ class Settings(BaseSettings):
     )
 
     def checkpoint_backend(self) -> Literal["kafka", "file"]:
-        """``checkpoint.backend`` with ``auto`` resolved: kafka unless the agent reads the
-        whole stream (no group hands partitions over to it)."""
+        """``checkpoint.backend`` with ``auto`` resolved: kafka, whole-stream agents
+        (``kafka.assignment`` all_partitions) included: a replaced replica with an empty disk
+        restores its model's window from the topic its siblings write. Except a whole-stream
+        agent with ``join``: several writers of the join's records are not exact (the state
+        topic's module docstring), so it keeps the file."""
         backend = self.checkpoint.backend
         if backend == "auto":
-            return "file" if self.kafka.assignment == "all_partitions" else "kafka"
+            whole_stream = self.kafka.assignment == "all_partitions"
+            return "file" if whole_stream and self.join.enabled else "kafka"
         return backend
 
     def state_topic(self) -> str:
-        """The state topic: ``checkpoint.topic``, or ``<kafka.group_id>-state``."""
-        return self.checkpoint.topic or f"{self.kafka.group_id}-state"
+        """The state topic: ``checkpoint.topic``, or ``<kafka.group_id>-state``, and with
+        ``events.only_models`` ``<kafka.group_id>-state-<12 hex digits>``: the start of the
+        SHA-256 of the sorted model ids joined by newlines (model ids may hold characters a
+        topic name cannot). Agents with different filters keep different state: the meta
+        records' rejection counts and the set of model records differ, so they must not
+        share a topic, even when they share a group id (which only labels the lag metrics
+        of whole-stream sidecars)."""
+        if self.checkpoint.topic:
+            return self.checkpoint.topic
+        if not self.events.only_models:
+            return f"{self.kafka.group_id}-state"
+        models = "\n".join(sorted(set(self.events.only_models))).encode("utf-8")
+        return f"{self.kafka.group_id}-state-{hashlib.sha256(models).hexdigest()[:12]}"
 
     def comparison_configs(self) -> list[ComparisonConfig]:
         """Each comparison with the model's window size and thresholds filled in."""
@@ -203,12 +219,14 @@ class Settings(BaseSettings):
                     f"is events.score_field ({self.events.score_field!r}), the champion's "
                     f"score: name the field holding the challenger's",
                 ))
-        if self.checkpoint.backend == "kafka" and self.kafka.assignment == "all_partitions":
+        if self.checkpoint.backend == "kafka" and self.kafka.assignment == "all_partitions" \
+                and self.join.enabled:
             problems.append(_problem(
                 ("checkpoint", "backend"),
-                "kafka restores state when the group assigns a partition, and "
-                "kafka.assignment all_partitions has no group: use file (or auto, which "
-                "picks it)", "kafka"))
+                "kafka with kafka.assignment all_partitions has every replica write the "
+                "join's records, and a join record of one replica with the model records "
+                "of another is not exact: use file (or auto, which picks it) with join",
+                "kafka"))
         if len(self.monitoring.models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),

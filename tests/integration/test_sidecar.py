@@ -6,8 +6,14 @@ would. Each must export exactly the same monitor state (not a third of it each, 
 members of one group would), equal to the brute-force AUC and class counts of the model's
 last ``WINDOW`` events, skip and count the other model's records, and commit nothing. One
 replica is then stopped and restarted while events keep coming: it resumes from its local
-checkpoint (there is no group commit to resume from) and again agrees with the others to the
-last sample.
+checkpoint (``checkpoint.backend: file``, the test helpers' default; there is no group
+commit to resume from) and again agrees with the others to the last sample.
+
+With the state topic (``checkpoint.backend`` auto, which picks kafka for whole-stream
+agents) all three save under the same keys, and a replica replaced by a new Pod (an empty
+disk, ``auto_offset_reset: latest``, so nothing but the topic can bring its window back)
+restores the model's window, detectors and skip counts from its siblings' saves and exports
+the same values as they do.
 
 The watched model's records are keyed by its id, so they share one partition and every
 replica reads them in the same order: the condition for identical windows (records of one
@@ -18,11 +24,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 from kafka import KafkaProducer
 
 from driftwatch.core.events import Event
+from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker
 from tests.integration.helpers import (
@@ -30,6 +38,7 @@ from tests.integration.helpers import (
     Metrics,
     StartAgent,
     create_topics,
+    deep_merge,
     event_json,
 )
 from tests.integration.test_models import brute_force_auc
@@ -124,3 +133,38 @@ def test_three_whole_stream_sidecars_export_identical_values(
     assert_identical_and_exact(settled(agents, 900, 600), watched)
     assert agents[2].log(limit=10**6).count("not covered by the checkpoint") == 1, \
         "only its first start found no checkpoint"
+
+
+def test_a_replaced_sidecar_restores_its_window_from_the_state_topic(
+    broker: TansuBroker, start_agent: StartAgent, tmp_path: Path
+) -> None:
+    create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
+    overrides = {
+        "kafka": {"topics": [TOPIC], "assignment": "all_partitions"},
+        "events": {"model_source": "key", "only_models": [WATCHED]},
+        "monitoring": {"defaults": {"window_size": WINDOW, "sample_every": 25}},
+        "checkpoint": {"backend": "auto"},
+    }
+    state_topic = Settings(kafka={"group_id": "fraud-sidecar"},
+                           events=overrides["events"]).state_topic()
+    watched = list(generate("stationary", seed=5, length=700, auc=0.8))
+    other = list(generate("stationary", seed=6, length=450, auc=0.7))
+    agents = [start_agent(f"replica-{i}", overrides, group="fraud-sidecar") for i in range(3)]
+    produce_keyed(broker.bootstrap, batch(watched[:500], other[:300]))
+    assert_identical_and_exact(settled(agents, 500, 300), watched[:500])
+
+    # A rollout replaces replica 2 by a new Pod: nothing on its disk, and latest, so a
+    # partition the state topic did not cover would start at the end of the log.
+    assert agents[2].stop()[0] == 0
+    assert not (tmp_path / "replica-2-state").exists(), "backend kafka writes nothing to disk"
+    produce_keyed(broker.bootstrap, batch(watched[500:600], other[300:380]))
+    settled(agents[:2], 600, 380)
+    replaced = {"kafka": {"auto_offset_reset": "latest"}}
+    agents[2] = start_agent("replica-2-new", deep_merge(overrides, replaced),
+                            group="fraud-sidecar")
+    assert_identical_and_exact(settled(agents, 600, 380), watched[:600])
+    assert f"restored 1 model(s) of {PARTITIONS} partition(s) from state topic " \
+           f"{state_topic}" in agents[2].output()
+    assert "not covered by the checkpoint" not in agents[2].output()
+    produce_keyed(broker.bootstrap, batch(watched[600:], other[380:]))
+    assert_identical_and_exact(settled(agents, 700, 450), watched)

@@ -248,6 +248,33 @@ def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
         store.close()
 
 
+def test_whole_stream_writers_with_different_homes_restore_the_most_advanced(
+    broker: TansuBroker,
+) -> None:
+    """Whole-stream sidecars all save every partition under the same keys; a model whose
+    events arrive on two partitions may be homed differently by each (the partition its
+    first polled event came from), and a replaced writer's record stays behind. The restore
+    takes the record covering the most, not the older one, and is exact."""
+    records = stream(6, 600, {"spread": [P0, P1], "kept": [P1]})
+    store = store_for(broker, "writers")
+    try:
+        first, second = Owner(), Owner()
+        first.feed(records[:200])
+        store.save(first.payload())
+        second.feed(records[:400])
+        home = second.states.homes["spread"]
+        second.states.homes["spread"] = P1 if home == P0 else P0  # polled the other first
+        store.save(second.payload())
+        restored = Owner()
+        restored.restore(store, {P0, P1})
+        assert restored.positions == second.positions, "not the first writer's older offsets"
+        assert restored.states.homes["spread"] == second.states.homes["spread"]
+        restored.feed(records)
+        assert states_of(restored.monitors) == reference(records)
+    finally:
+        store.close()
+
+
 def test_an_unreachable_broker_is_a_failure_not_a_refused_state() -> None:
     """Broker trouble while restoring or saving is an OSError (the agent exits 1 and is
     restarted), not the CheckpointError of a state that cannot be used (exit 3)."""
