@@ -15,10 +15,10 @@ class CheckpointSettings(_Section):
     rollout or a rebalance does not blind the monitors for a window.
 
     With ``backend: kafka`` (what ``auto`` picks, unless ``kafka.assignment`` is
-    ``all_partitions`` with ``join``) the state lives where the input lives: one record per model (with its
-    champion/challenger comparisons), keyed by the input partition its events come from, and
-    with ``join`` one per input partition holding the predictions and labels pending there,
-    in the compacted topic ``topic`` (default
+    ``all_partitions`` with ``join``) the state lives where the input lives: one record per
+    model (with its champion/challenger comparisons), keyed by the input partition its
+    events come from, and with ``join`` one per input partition holding the predictions and
+    labels pending there, in the compacted topic ``topic`` (default
     ``<kafka.group_id>-state``, created with ``cleanup.policy=compact`` when missing). The
     replica that is assigned an input partition restores that partition's models from the
     topic and resumes at the offset they cover; a replica that loses a partition saves it
