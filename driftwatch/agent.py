@@ -7,11 +7,14 @@ the record's offset, then maybe checkpoint (and commit). Every concern lives in 
 object: the source (:class:`~driftwatch.io.source.KafkaSource` by default: group membership,
 offsets, backoff; any :class:`~driftwatch.pipeline.Source`, such as a
 :class:`~driftwatch.pipeline.MemorySource`, when injected),
-:class:`Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor` per model, bounded),
-:class:`Checkpointer` (state + offsets on disk, when, and what is durable),
-:class:`Readiness` (``/readyz`` without flapping), :class:`~driftwatch.io.alarms.AlarmLog`,
-and the exporter, which only ever reads the immutable :class:`AgentSnapshot` the loop
-publishes.
+:class:`~driftwatch.pipeline.Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor`
+per model, bounded), :class:`~driftwatch.io.checkpointer.Checkpointer` (state + offsets on
+disk, when, and what is durable), :class:`~driftwatch.io.readiness.Readiness` (``/readyz``
+without flapping), :class:`~driftwatch.io.alarms.AlarmLog`, and the exporter, which only ever
+reads the immutable :class:`~driftwatch.io.collector.AgentSnapshot` the loop publishes
+(:mod:`driftwatch.agent_snapshot`). What the agent opens at start and where each partition
+resumes is :mod:`driftwatch.agent_start`; what it saves and restores, and the state topic's
+handover, :mod:`driftwatch.agent_state`.
 
 Lifecycle and failure behaviour:
 
@@ -83,7 +86,7 @@ from driftwatch.agent_start import resume_offsets, start
 from driftwatch.agent_state import (
     join_by_partition,
     payload,
-    restore,
+    restore_checkpoint,
     restore_partitions,
     revoke_partitions,
 )
@@ -418,7 +421,7 @@ class Agent:
         Raises :class:`~driftwatch.io.checkpoint.CheckpointError` when the file, or a monitor
         state inside it, cannot be restored: nothing is half-loaded.
         """
-        restore(self)
+        restore_checkpoint(self)
 
     def _start(self, resources: ExitStack) -> Source[Record]:
         return start(self, resources)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("driftwatch.agent")
 
-__all__ = ["join_by_partition", "payload", "restore", "restore_partitions",
+__all__ = ["join_by_partition", "payload", "restore_checkpoint", "restore_partitions",
            "revoke_partitions"]
 
 
@@ -60,7 +60,7 @@ def payload(agent: Agent, offsets: Mapping[TopicPartition, int]) -> dict[str, An
     return payload
 
 
-def restore(agent: Agent) -> None:
+def restore_checkpoint(agent: Agent) -> None:
     """Load the checkpoint into the monitors, positions and rejection counts (nothing
     when there is none).
 
