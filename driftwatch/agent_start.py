@@ -30,7 +30,7 @@ from driftwatch.pipeline import Source
 if TYPE_CHECKING:
     from driftwatch.agent import Agent
 
-log = logging.getLogger("driftwatch.agent")
+log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
 
 __all__ = ["kafka_source", "resume_offsets", "start"]
 

@@ -32,7 +32,7 @@ from driftwatch.io.state_topic import StateTopicStore
 if TYPE_CHECKING:
     from driftwatch.agent import Agent
 
-log = logging.getLogger("driftwatch.agent")
+log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
 
 __all__ = ["join_by_partition", "payload", "restore_checkpoint", "restore_partitions",
            "revoke_partitions"]

@@ -17,15 +17,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from driftwatch.io.checkpoint import (
-    CheckpointError,
-    CheckpointStore,
-    decode_offsets,
-)
+from driftwatch.io.checkpoint import CheckpointError, CheckpointStore, decode_offsets
 from driftwatch.io.offsets import TopicPartition
 from driftwatch.io.state_topic import StateTopicStore
 
-log = logging.getLogger("driftwatch.agent")
+log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
 
 __all__ = ["Checkpointer"]
 

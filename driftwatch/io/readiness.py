@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 
-log = logging.getLogger("driftwatch.agent")
+log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
 
 __all__ = ["Readiness"]
 
