@@ -47,7 +47,7 @@ from typing import Any
 
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
-from driftwatch.replay.fastdecode import json_library
+from driftwatch.io.fastdecode import json_library
 from driftwatch.replay.parallel import available, run_parallel
 from driftwatch.replay.report import to_json
 from driftwatch.replay.run import (

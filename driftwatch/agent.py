@@ -7,11 +7,14 @@ the record's offset, then maybe checkpoint (and commit). Every concern lives in 
 object: the source (:class:`~driftwatch.io.source.KafkaSource` by default: group membership,
 offsets, backoff; any :class:`~driftwatch.pipeline.Source`, such as a
 :class:`~driftwatch.pipeline.MemorySource`, when injected),
-:class:`Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor` per model, bounded),
-:class:`Checkpointer` (state + offsets on disk, when, and what is durable),
-:class:`Readiness` (``/readyz`` without flapping), :class:`~driftwatch.io.alarms.AlarmLog`,
-and the exporter, which only ever reads the immutable :class:`AgentSnapshot` the loop
-publishes.
+:class:`~driftwatch.pipeline.Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor`
+per model, bounded), :class:`~driftwatch.io.checkpointer.Checkpointer` (state + offsets on
+disk, when, and what is durable), :class:`~driftwatch.io.readiness.Readiness` (``/readyz``
+without flapping), :class:`~driftwatch.io.alarms.AlarmLog`, and the exporter, which only ever
+reads the immutable :class:`~driftwatch.io.collector.AgentSnapshot` the loop publishes
+(:mod:`driftwatch.agent_snapshot`). What the agent opens at start and where each partition
+resumes is :mod:`driftwatch.agent_start`; what it saves and restores, and the state topic's
+handover, :mod:`driftwatch.agent_state`.
 
 Lifecycle and failure behaviour:
 
@@ -73,43 +76,42 @@ Lifecycle and failure behaviour:
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
-
+from driftwatch.agent_snapshot import publish_snapshot
+from driftwatch.agent_start import resume_offsets, start
+from driftwatch.agent_state import (
+    join_by_partition,
+    payload,
+    restore_checkpoint,
+    restore_partitions,
+    revoke_partitions,
+)
 from driftwatch.core.delayed import DelayedLabels
-from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor
 from driftwatch.io.alarms import AlarmLog
-from driftwatch.io.checkpoint import (
-    CheckpointError,
-    CheckpointSaveError,
-    CheckpointStore,
-    decode_offsets,
-    encode_offsets,
-)
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.comparisons import ComparisonCollector, Comparisons, ComparisonSnapshot
+from driftwatch.io.checkpoint import CheckpointSaveError, CheckpointStore
+from driftwatch.io.checkpointer import Checkpointer
+from driftwatch.io.comparisons import Comparisons, ComparisonSnapshot
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected
-from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, RecordKind, decode_joinable
-from driftwatch.io.join_metrics import JoinCollector
+from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, RecordKind
 from driftwatch.io.join_shards import JoinShards
 from driftwatch.io.offsets import OnAssigned, TopicPartition
 from driftwatch.io.partition_states import PartitionStates
-from driftwatch.io.producers import AlarmPublisher, DeadLetter
+from driftwatch.io.producers import AlarmPublisher, producer_config
+from driftwatch.io.readiness import Readiness
 from driftwatch.io.server import MetricsServer
-from driftwatch.io.snapshot import AgentSnapshot, LatencyHistogram, Operations
-from driftwatch.io.source import KafkaSource, Record
-from driftwatch.io.state_topic import StateSaveError, StateTopicStore
+from driftwatch.io.snapshot import AgentSnapshot, LatencyHistogram
+from driftwatch.io.source import Record
+from driftwatch.io.state_topic import StateTopicStore
 from driftwatch.pipeline import (
     TOO_MANY_MODELS,
+    UNWATCHED_MODEL,
     DeadLetterSink,
     Monitors,
     Pipeline,
@@ -119,16 +121,12 @@ from driftwatch.settings import Settings
 
 log = logging.getLogger("driftwatch.agent")
 
-__all__ = ["TOO_MANY_MODELS", "UNWATCHED_MODEL", "Agent", "Checkpointer", "Monitors",
-           "Readiness", "SourceFactory", "producer_config"]
+__all__ = ["TOO_MANY_MODELS", "UNWATCHED_MODEL", "Agent", "Monitors", "SourceFactory"]
 
 SourceFactory = Callable[[OnAssigned], Source[Record]]
 """Builds the agent's source, given the hook to call with newly assigned partitions (which
 answers where each resumes: the checkpoint's offsets)."""
 
-UNWATCHED_MODEL = "unwatched_model"
-"""The ``reason`` of ``driftwatch_events_skipped_total``: the record's model is not in
-``events.only_models``. A skip, not an error: the record is fine, just someone else's."""
 
 SNAPSHOT_INTERVAL_S = 1.0
 """How often the loop publishes a fresh snapshot for scrapes. Prometheus scrapes every 15 s
@@ -146,206 +144,6 @@ reaches the agent's offset (recreated or truncated topic)."""
 REJECTION_LOG_INTERVAL_S = 10.0
 """At most one log line per rejection reason in this many seconds: a producer sending only
 garbage must not turn the agent's log into a copy of the topic."""
-
-
-class Checkpointer:
-    """When and how the agent saves its checkpoint, and what the last durable one covers.
-
-    A save writes the payload atomically (:class:`~driftwatch.io.checkpoint.CheckpointStore`)
-    and, only when that succeeded, records the payload's offsets as :attr:`durable`: the
-    offsets the agent may commit. A failed save (any ``OSError``: disk full, permission
-    denied, too many open files) is logged, counted in :attr:`failures`, leaves
-    :attr:`durable` as it was, makes :attr:`failing` true until a save succeeds, and is
-    retried with backoff (``retry_initial_s`` doubling up to ``retry_max_s``).
-
-    Saves are due every ``interval_s``, stretched to ``1 / MAX_SAVE_SHARE`` times the last
-    save's duration when that is longer, so that saving a large state never takes more than
-    that share of the loop's time.
-
-    With ``store=None`` (checkpointing disabled) nothing is written, but :meth:`save` still
-    returns True on the same schedule and :attr:`durable` follows the offsets given, so the
-    agent commits processed offsets (for the group's lag) at the same pace.
-    """
-
-    MAX_SAVE_SHARE = 0.1
-    """Most of the loop's time spent saving; see the class docstring."""
-
-    def __init__(self, store: CheckpointStore | StateTopicStore | None, interval_s: float,
-                 clock: Callable[[], float] = time.monotonic, *,
-                 retry_initial_s: float = 1.0, retry_max_s: float = 60.0,
-                 wall_clock: Callable[[], float] = time.time) -> None:
-        self.store = store
-        self.interval_s = interval_s
-        self.retry_initial_s = retry_initial_s
-        self.retry_max_s = retry_max_s
-        self._clock = clock
-        self._wall_clock = wall_clock
-        self._due_at = clock() + interval_s
-        self.durable: dict[TopicPartition, int] = {}
-        """The offsets the last successful save covers (or the restored checkpoint's)."""
-        self.join_state: dict[str, Any] | None = None
-        """The join's pending state in the checkpoint :meth:`load` read (None: none)."""
-        self.skipped: dict[str, int] = {}
-        """The skip counts in the checkpoint :meth:`load` read (none before they existed)."""
-        self.saves = 0
-        self.failures = 0
-        self.consecutive_failures = 0
-        self.last_error: str | None = None
-        self.last_success_time: float | None = None
-        self.last_save_seconds: float | None = None
-
-    @property
-    def failing(self) -> bool:
-        """True from a failed save until the next successful one."""
-        return self.consecutive_failures > 0
-
-    def due(self) -> bool:
-        return self._clock() >= self._due_at
-
-    def postpone(self, delay_s: float) -> None:
-        """Try again in ``delay_s`` (e.g. dead letters could not be flushed first)."""
-        self._due_at = self._clock() + delay_s
-
-    def save(self, payload: Callable[[], Mapping[str, Any]],
-             offsets: Mapping[TopicPartition, int]) -> bool:
-        """Save ``payload()`` (which holds ``offsets``); True when it is on disk (or when
-        there is no store). ``payload`` is called only when there is a store to save it in."""
-        started = self._clock()
-        if self.store is not None:
-            try:
-                with _gc_paused():
-                    self.store.save(payload())
-            except OSError as error:
-                self.failures += 1
-                self.consecutive_failures += 1
-                self.last_error = f"{type(error).__name__}: {error}"
-                delay = min(self.retry_initial_s * 2.0 ** (self.consecutive_failures - 1),
-                            self.retry_max_s)
-                self._due_at = self._clock() + delay
-                log.error("checkpoint save failed (%s); offsets are not committed until a save "
-                          "succeeds; retrying in %.0f s (failure %d in a row)",
-                          self.last_error, delay, self.consecutive_failures)
-                return False
-        took = self._clock() - started
-        if self.failing:
-            log.info("checkpoint saved again after %d failed attempt(s)",
-                     self.consecutive_failures)
-        self.consecutive_failures = 0
-        self.last_error = None
-        self.durable = dict(offsets)
-        if self.store is not None:
-            self.saves += 1
-            self.last_save_seconds = took
-            self.last_success_time = self._wall_clock()
-            log.debug("checkpoint saved in %.3f s: %d partitions", took, len(offsets))
-        self._due_at = self._clock() + max(self.interval_s, took / self.MAX_SAVE_SHARE)
-        return True
-
-    def load(self) -> tuple[dict[TopicPartition, int], dict[str, Any], dict[str, int],
-                            dict[str, Any]]:
-        """Offsets, monitor states, rejection counts and comparison states from the last
-        checkpoint (empty when there is none; one written before comparisons existed has
-        none).
-
-        Raises :class:`~driftwatch.io.checkpoint.CheckpointError` for an unreadable or
-        incompatible checkpoint, or one whose payload is not what the agent writes: the
-        agent refuses to start rather than half-load it.
-        """
-        if not isinstance(self.store, CheckpointStore):  # the state topic restores per partition
-            return {}, {}, {}, {}
-        checkpoint = self.store.read()
-        if checkpoint is None:
-            return {}, {}, {}, {}
-        payload = checkpoint.payload
-        where = f"checkpoint {checkpoint.path}"
-        parts: dict[str, dict[str, Any]] = {}
-        for key in ("offsets", "monitors", "rejected", "comparisons", "skipped"):
-            part = payload.get(key, {} if key in ("rejected", "comparisons", "skipped") else None)
-            if not isinstance(part, dict):
-                raise CheckpointError(f"{where}: the payload's {key!r} must be an object, got "
-                                      f"{_kind(part)}")
-            parts[key] = part
-        offsets_part, monitors, rejected = parts["offsets"], parts["monitors"], parts["rejected"]
-        for model, state in monitors.items():
-            if not isinstance(state, dict):
-                raise CheckpointError(f"{where}: monitor {model!r} must be an object, got "
-                                      f"{_kind(state)}")
-        for name in ("rejected", "skipped"):
-            for reason, count in parts[name].items():
-                if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                    raise CheckpointError(f"{where}: {name}[{reason!r}] must be a count, got "
-                                          f"{count!r}")
-        offsets = {TopicPartition(t, p): o
-                   for (t, p), o in decode_offsets(offsets_part).items()}
-        log.info("restoring checkpoint %s written by driftwatch %s: %d monitors, %d partitions",
-                 checkpoint.path, checkpoint.driftwatch_version, len(monitors), len(offsets))
-        join = payload.get("join")
-        if join is not None and not isinstance(join, dict):
-            raise CheckpointError(f"{where}: the payload's 'join' must be an object, got "
-                                  f"{_kind(join)}")
-        self.join_state = join
-        self.skipped = dict(parts["skipped"])
-        self.durable = dict(offsets)
-        return offsets, dict(monitors), dict(rejected), dict(parts["comparisons"])
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector (reference counting still frees everything).
-
-    Exporting the monitors allocates a small list per window event (a million at 1000
-    models of d = 1000), and those allocations trigger full collections that walk every
-    monitor again: measured, the export takes about 6x longer with the collector running.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _kind(value: Any) -> str:
-    return "nothing" if value is None else f"a {type(value).__name__}"
-
-
-class Readiness:
-    """Whether the broker side is ready, with hysteresis so ``/readyz`` does not flap.
-
-    :meth:`update` is called on every loop pass with what the source says now. Once ready,
-    the agent stays ready until the source has said "not ready" for ``not_ready_after_s``
-    without a break; once not ready, it becomes ready again only after ``ready_after_s`` of
-    uninterrupted "ready". Before it was ever ready (start-up), the first "ready" counts at
-    once. O(1).
-    """
-
-    def __init__(self, not_ready_after_s: float, ready_after_s: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.not_ready_after_s = not_ready_after_s
-        self.ready_after_s = ready_after_s
-        self._clock = clock
-        self.ready = False
-        self._ever_ready = False
-        self._raw: bool | None = None
-        self._since = clock()
-
-    def update(self, raw: bool, since: float | None = None) -> bool:
-        """Take the source's current answer ``raw``; ``since`` is when it began, if known
-        (a request that failed after a long timeout began the outage when it was sent, not
-        when the loop saw it). Returns whether the agent is ready."""
-        now = self._clock()
-        if raw != self._raw:
-            self._raw, self._since = raw, now if since is None else min(since, now)
-        lasted = now - self._since
-        if raw and not self.ready and (not self._ever_ready or lasted >= self.ready_after_s):
-            self.ready = self._ever_ready = True
-            log.info("ready: the broker answers and partitions are assigned")
-        elif not raw and self.ready and lasted >= self.not_ready_after_s:
-            self.ready = False
-            log.warning("not ready: the broker has not answered (or no partition was "
-                        "assigned) for %.0f s", lasted)
-        return self.ready
 
 
 class Agent:
@@ -555,22 +353,7 @@ class Agent:
     # -- parts ------------------------------------------------------------------------------
 
     def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
-        if self.partitioned is not None:
-            shards = self.join_shards
-            joins = None if shards is None else {
-                shard: (shards.partitions_of(shard), state)
-                for shard, state in shards.export_state().items()}
-            return self.partitioned.payload(self.monitors.export_state(), offsets, joins,
-                                            self.comparisons.export_model)
-        plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
-        payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
-                   "rejected": dict(self._rejected),
-                   "comparisons": self.comparisons.export_state()}
-        if self._skipped:
-            payload["skipped"] = dict(self._skipped)
-        if self.delayed is not None:  # pending predictions and labels, with the same offsets
-            payload["join"] = self.delayed.export_state()
-        return payload
+        return payload(self, offsets)
 
     def _joinable(self, record: Record) -> None:
         """A prediction or label record through the join: its kind from its topic (or its
@@ -585,34 +368,8 @@ class Agent:
         if self.join_shards is None:
             self.pipeline.joinable(record.value, record.key, record, kind,
                                    record.timestamp_ms / 1000.0)
-            return
-        result = decode_joinable(record.value, record.key, self._format, self._join_format,
-                                 kind, record.timestamp_ms / 1000.0)
-        if isinstance(result, Rejected):
-            self._reject(record, result)
-            return
-        tp = record.topic_partition
-        partitioned = self.partitioned
-        assert partitioned is not None
-        if not partitioned.join_takes(tp, record.offset):
-            return  # a replay after a restore: the join's saved state holds it
-        delayed = self.join_shards.get(tp)
-        if isinstance(result, Prediction):
-            # Admit the model before its prediction enters the join: pending predictions and
-            # label-free watches are bounded by limits.max_models like the monitors.
-            if self.pipeline.admit(result.model, record) is None:
-                return
-            joined, alarms = delayed.add_prediction(result)
-            self._emit(alarms, record)
         else:
-            joined = delayed.add_label(result)
-        if joined is None:
-            partitioned.pending_half(result.event_id, tp, record.offset)
-            return
-        shard = self.join_shards.partitions_of(self.join_shards.shard_of(tp))
-        if partitioned.take_pair(joined.model, joined.event_id, tp, record.offset, shard):
-            self.pipeline.event(Decoded(joined.model, joined.event()), record.value,
-                                record.key, record)
+            join_by_partition(self, record, kind)
 
     def _emit(self, alarms: list[Alarm], record: Record) -> None:
         for alarm in alarms:
@@ -666,213 +423,19 @@ class Agent:
         Raises :class:`~driftwatch.io.checkpoint.CheckpointError` when the file, or a monitor
         state inside it, cannot be restored: nothing is half-loaded.
         """
-        offsets, states, rejected, comparisons = self.checkpointer.load()
-        try:
-            self.monitors.restore(states)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                OverflowError) as error:
-            raise CheckpointError(f"a monitor state in the checkpoint: "
-                                  f"{type(error).__name__}: {error}") from error
-        try:
-            self.comparisons.restore(comparisons)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                OverflowError) as error:
-            raise CheckpointError(f"a comparison state in the checkpoint: "
-                                  f"{type(error).__name__}: {error}") from error
-        join_state = self.checkpointer.join_state
-        if join_state is not None and self.delayed is not None:
-            try:
-                self.delayed.restore(join_state, **self.settings.join.limits())
-            except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                    OverflowError) as error:
-                raise CheckpointError(f"the join state in the checkpoint: "
-                                      f"{type(error).__name__}: {error}") from error
-        elif join_state is not None:
-            log.warning("the checkpoint holds pending predictions and labels of a join, but "
-                        "join is not enabled: they are dropped")
-        self._positions.update(offsets)
-        for reason, count in rejected.items():
-            self._rejected[reason] = self._rejected.get(reason, 0) + count
-        for reason, count in self.checkpointer.skipped.items():
-            self._skipped[reason] = self._skipped.get(reason, 0) + count
-        self._restored = bool(offsets or states)
+        restore_checkpoint(self)
 
     def _start(self, resources: ExitStack) -> Source[Record]:
-        self.restore()
-        store = self.checkpointer.store
-        if isinstance(store, StateTopicStore):  # closed after the source, whose revoke saves
-            resources.callback(store.close)
-            try:
-                store.ensure_topic()
-            except StateSaveError as error:
-                log.warning("%s; trying again at the first save", error)
-        kafka = self.settings.kafka
-        consumer_config = kafka.consumer_config()
-        producer_options = producer_config(consumer_config)
-        if self._dead_letter_sink is not None:
-            self.dead_letter = self._dead_letter_sink
-        elif kafka.dead_letter_topic:
-            self.dead_letter = resources.enter_context(
-                DeadLetter(producer_options, kafka.dead_letter_topic))
-        if kafka.alarms_topic:
-            publisher = self.alarm_publisher = resources.enter_context(
-                AlarmPublisher(producer_options, kafka.alarms_topic))
-            self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), publisher.publish)
-        metrics = self.settings.metrics
-        registry = CollectorRegistry(auto_describe=True)
-        registry.register(SnapshotCollector(lambda: self._snapshot,
-                                            self.settings.alerts.thresholds))
-        registry.register(JoinCollector(lambda: self._snapshot.join))
-        ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
-        PlatformCollector(registry=registry)  # python_info
-        if self.comparisons:
-            registry.register(ComparisonCollector(lambda: self._comparison_snapshots))
-        source = self.source = self._source_factory(self._on_assigned) \
-            if self._source_factory is not None else self._kafka_source()
-        basic_auth = None
-        if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
-            basic_auth = (metrics.basic_auth_username,
-                          metrics.basic_auth_password.get_secret_value())
-        tls = (metrics.tls_certfile, metrics.tls_keyfile) if metrics.tls_certfile and \
-            metrics.tls_keyfile else None
-        self.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
-                                            ready=lambda: self._ready,
-                                            not_ready_reasons=lambda: (
-                                                self._snapshot.operations.not_ready),
-                                            basic_auth=basic_auth, tls=tls,
-                                            max_connections=metrics.max_connections,
-                                            request_timeout=metrics.request_timeout_seconds)
-        resources.enter_context(self.metrics_server)
-        log.info("metrics at %s", self.metrics_server.url)
-        return resources.enter_context(source)
-
-    def _kafka_source(self) -> KafkaSource:
-        kafka = self.settings.kafka
-        return KafkaSource(
-            kafka.consumer_config(),
-            topics=kafka.topics or (),
-            pattern=kafka.topic_pattern,
-            on_assigned=self._on_assigned,
-            on_revoked=self._on_revoked if self.partitioned is not None else None,
-            ignore_committed=True,
-            whole_stream=kafka.assignment == "all_partitions",
-            poll_timeout_s=kafka.poll_timeout_ms / 1000,
-            backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
-            backoff_max_s=kafka.reconnect_backoff_max_seconds,
-            probe_interval_s=self.settings.readiness.probe_interval_seconds,
-            request_timeout_s=kafka.request_timeout_seconds,
-        )
+        return start(self, resources)
 
     def _on_assigned(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
-        # Runs on kafka-python's IO thread while the loop is blocked in poll: a plain read.
-        if self.partitioned is not None:
-            self._restore_partitions(partitions)
-        known = {tp: self._positions[tp] for tp in partitions if tp in self._positions}
-        unknown = sorted(partitions - known.keys())
-        if unknown:
-            reset = self.settings.kafka.auto_offset_reset
-            where = "the beginning of the retained log" if reset == "earliest" else \
-                "the end of the log"
-            level = logging.WARNING if self._restored else logging.INFO
-            log.log(level, "%d partition(s) not covered by the checkpoint: %s; reading them "
-                    "from %s (kafka.auto_offset_reset=%s), never from the group's committed "
-                    "offset", len(unknown), ", ".join(f"{t}[{p}]" for t, p in unknown),
-                    where, reset)
-        return known
+        return resume_offsets(self, partitions)
 
     def _restore_partitions(self, partitions: set[TopicPartition]) -> None:
-        """Restore newly assigned partitions' models from the state topic (on kafka-python's
-        IO thread, while the loop waits in poll; a rebalance waits for it, so it is timed).
-
-        Raises (re-raised from poll, so the agent stops) :class:`~driftwatch.io.state_topic.
-        StateTopicUnavailable` when the topic cannot be read (exit 1: restart and try again)
-        and :class:`~driftwatch.io.checkpoint.CheckpointError` when it holds a state that
-        cannot be restored (exit 3).
-        """
-        assert isinstance(self.checkpointer.store, StateTopicStore)
-        assert self.partitioned is not None
-        started = self._clock()
-        restored = self.checkpointer.store.load(partitions)
-        states = {model: state for model, state in restored.monitors.items()
-                  if model not in self.monitors}
-        clashes = restored.monitors.keys() - states.keys()
-        try:
-            self.monitors.restore(states)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                OverflowError) as error:
-            raise CheckpointError(f"a monitor state in the state topic: "
-                                  f"{type(error).__name__}: {error}") from error
-        if self.join_shards is not None:
-            apart = self.join_shards.apart(partitions)
-            if apart:
-                log.warning("join: %s assigned without the partition of the same number of "
-                            "the other topic: their predictions and labels cannot be joined "
-                            "here; give join.predictions_topic and join.labels_topic the same "
-                            "partition count", ", ".join(f"{t}[{p}]" for t, p in apart))
-            try:
-                self.join_shards.restore(restored.joins, self.settings.join.limits())
-            except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                    OverflowError) as error:
-                raise CheckpointError(f"a join state in the state topic: "
-                                      f"{type(error).__name__}: {error}") from error
-        try:
-            self.comparisons.restore(restored.comparisons)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                OverflowError) as error:
-            raise CheckpointError(f"a comparison state in the state topic: "
-                                  f"{type(error).__name__}: {error}") from error
-        self.partitioned.restored(restored)
-        self.partitioned.split |= clashes
-        for counts in restored.rejected.values():
-            for reason, count in counts.items():
-                self._rejected[reason] = self._rejected.get(reason, 0) + count
-        if self._skipped:
-            self._skipped[UNWATCHED_MODEL] += sum(restored.skipped.values())
-        self._positions.update({TopicPartition(*tp): o for tp, o in restored.offsets.items()})
-        self._restored = self._restored or bool(restored.offsets)
-        took = self._clock() - started
-        log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",
-                 len(states), len(restored.offsets), self.checkpointer.store.topic, took)
-        kafka = self.settings.kafka
-        bound_s = min(kafka.session_timeout_ms, kafka.max_poll_interval_ms) / 1000
-        if took > bound_s / 2:
-            log.warning("restoring took %.1f s, more than half of kafka.session_timeout_ms / "
-                        "kafka.max_poll_interval_ms (%.1f s): the rebalance waits for it, and "
-                        "past them the group evicts this member; raise both", took, bound_s)
-        if restored.split or clashes:
-            log.warning("%d model(s) also have events on partitions of other replicas and "
-                        "cannot be handed over exactly: %s", len(restored.split | clashes),
-                        ", ".join(sorted(restored.split | clashes)[:10]))
-        self._publish_snapshot(force=True)
+        restore_partitions(self, partitions)
 
     def _on_revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
-        """Save (unless ``lost``: another member may own them already) and forget the
-        partitions' models at once, so no frozen series stay on ``/metrics``. On
-        kafka-python's IO thread, while the loop waits in poll; nothing is committed here
-        (the consumer cannot commit from its IO thread; the state topic is the resume
-        point anyway)."""
-        assert self.partitioned is not None
-        if not lost and self._positions != self.checkpointer.durable:  # else saved already
-            offsets = dict(self._positions)
-            timeout_s = self.settings.kafka.request_timeout_seconds
-            flushed = self.dead_letter is None or self.dead_letter.flush(timeout_s)
-            if flushed and self.checkpointer.save(lambda: self._payload(offsets), offsets):
-                log.info("saved the state of %d revoked partition(s)", len(partitions))
-        gone, rejected, skipped = self.partitioned.drop(partitions)
-        self.monitors.drop(gone)
-        self.comparisons.drop(gone)
-        if self.join_shards is not None:
-            self.join_shards.drop(partitions)
-        for tp in partitions:
-            self._positions.pop(tp, None)
-            self._last_timestamp_ms.pop(tp, None)
-        for reason, count in rejected.items():
-            self._rejected[reason] = self._rejected.get(reason, 0) - count
-        if self._skipped:
-            self._skipped[UNWATCHED_MODEL] -= skipped
-        log.info("dropped %d model(s) of %d %s partition(s)", len(gone), len(partitions),
-                 "lost" if lost else "revoked")
-        self._publish_snapshot(force=True)
+        revoke_partitions(self, partitions, lost)
 
     def _offset_reset(self, record: Record, expected: int) -> None:
         key = (record.topic, record.partition, BEYOND_LOG_END)
@@ -911,75 +474,4 @@ class Agent:
             self._publish_snapshot(force=True)  # driftwatch_ready agrees with /readyz
 
     def _publish_snapshot(self, *, force: bool = False) -> None:
-        now = self._clock()
-        if not force and now - self._snapshot_at < self.snapshot_interval_s:
-            return
-        self._snapshot_at = now
-        source = self.source
-        monitors = self.monitors.snapshots()
-        self._comparison_snapshots = self.comparisons.snapshots()
-        # A model's events count grew since the last snapshot: it had events about now
-        # (within snapshot_interval_s), which is what the "no events" alert measures.
-        before = {snap.model: snap.events for snap in self._snapshot.monitors}
-        wall = self._wall_clock()
-        last = {snap.model: (wall if snap.events != before.get(snap.model)
-                             else self._snapshot.last_processed.get(snap.model, wall))
-                for snap in monitors}
-        # A forced publish (readiness changed) must not wait for a probe of a dead broker.
-        lag = source.lag(refresh=not force) if source is not None else {}
-        checkpointer = self.checkpointer
-        not_ready = set()
-        if not self.readiness.ready:
-            not_ready.add("kafka")
-        if checkpointer.failing:
-            not_ready.add("checkpoint")
-        operations = Operations(
-            consumer_group=self.settings.kafka.group_id,
-            lag_seconds=self._lag_seconds(lag),
-            not_ready=frozenset(not_ready),
-            checkpoint_saves=checkpointer.saves,
-            checkpoint_save_failures=checkpointer.failures,
-            checkpoint_last_success_time=checkpointer.last_success_time,
-            checkpoint_save_seconds=checkpointer.last_save_seconds,
-            commits=source.commits if source is not None else 0,
-            commit_failures=source.commit_failures if source is not None else 0,
-            dead_letter_failures=self.dead_letter.failed if self.dead_letter else 0,
-            alarm_publish_failures=self.alarm_publisher.failed if self.alarm_publisher else 0,
-            broker_reconnects=source.reconnects if source is not None else 0,
-            offset_resets=self._offset_resets,
-            batch_seconds=self._batch_seconds.value(),
-            state_split_models=None if self.partitioned is None else len(
-                self.partitioned.split),
-        )
-        self._snapshot = AgentSnapshot(
-            monitors=monitors,
-            rejected=dict(self._rejected),
-            skipped=dict(self._skipped),
-            consumer_lag=lag,
-            ready=self._ready,
-            started_time=self._started,
-            last_processed=last,
-            operations=operations,
-            join=self.join_shards.snapshot() if self.join_shards is not None else
-            None if self.delayed is None else self.delayed.snapshot(),
-        )
-
-    def _lag_seconds(self, lag: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], float]:
-        now = self._wall_clock()
-        seconds: dict[tuple[str, int], float] = {}
-        for tp, records in lag.items():
-            if records == 0:
-                seconds[tp] = 0.0
-            elif tp in self._last_timestamp_ms:
-                seconds[tp] = max(0.0, now - self._last_timestamp_ms[tp] / 1000)
-        return seconds
-
-
-_PRODUCER_KEYS = ("bootstrap_servers", "client_id", "security_protocol")
-
-
-def producer_config(consumer_config: Mapping[str, Any]) -> dict[str, Any]:
-    """The connection and security part of the consumer's options, for producers (the
-    dead-letter and alarm producers here, the simulated models of ``driftwatch simulate``)."""
-    return {key: value for key, value in consumer_config.items()
-            if key in _PRODUCER_KEYS or key.startswith(("sasl_", "ssl_"))}
+        publish_snapshot(self, force=force)

@@ -8,7 +8,7 @@ same way, through :class:`Pipeline`::
                      └─────────┴──▶ rejections (counted, logged, dead-lettered)
 
 - **decode**: the record's value becomes a model id and an event, or a rejection. Plainly
-  valid values take the fast decoder (:mod:`driftwatch.replay.fastdecode`: one
+  valid values take the fast decoder (:mod:`driftwatch.io.fastdecode`: one
   ``json.loads`` and a few type checks), which gives the event's values as a tuple that
   :meth:`~driftwatch.core.monitor.Monitor.update_values` takes as they are; anything else
   takes :func:`~driftwatch.io.decode.decode`, which gives the same event or says why not.
@@ -44,10 +44,14 @@ from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
 from driftwatch.io.decode_join import JoinFormat, RecordKind, decode_joinable
-from driftwatch.replay.fastdecode import FastDecoder, plain_event
+from driftwatch.io.fastdecode import FastDecoder, plain_event
 
 TOO_MANY_MODELS = "too_many_models"
 """The rejection reason of an event whose model would exceed ``limits.max_models``."""
+
+UNWATCHED_MODEL = "unwatched_model"
+"""The ``reason`` of ``driftwatch_events_skipped_total``: the record's model is not in
+``events.only_models``. A skip, not an error: the record is fine, just someone else's."""
 
 W = TypeVar("W")
 """Where a record came from, as the caller notes it (handed back with alarms and

@@ -11,13 +11,7 @@ from typing import Any
 
 import pytest
 
-from driftwatch.agent import (
-    BEYOND_LOG_END,
-    FINAL_SAVE_ATTEMPTS,
-    Agent,
-    Checkpointer,
-    Readiness,
-)
+from driftwatch.agent import BEYOND_LOG_END, FINAL_SAVE_ATTEMPTS, Agent
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.exits import EXIT_CHECKPOINT, EXIT_INVALID
@@ -27,7 +21,9 @@ from driftwatch.io.checkpoint import (
     CheckpointError,
     CheckpointStore,
 )
+from driftwatch.io.checkpointer import Checkpointer
 from driftwatch.io.offsets import TopicPartition
+from driftwatch.io.readiness import Readiness
 from driftwatch.io.source import Record
 from driftwatch.settings import Settings
 

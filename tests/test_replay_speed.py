@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from benchmarks.replay import comparable, per_record_replay, write_file
 from driftwatch.commands.main import main
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Watch
+from driftwatch.io import fastdecode
 from driftwatch.io.decode import EventFormat, decode
-from driftwatch.replay import fastdecode
-from driftwatch.replay.fastdecode import FastDecoder
+from driftwatch.io.fastdecode import FastDecoder
 from driftwatch.replay.parallel import jobs_for, run_parallel
 from driftwatch.replay.plot import over_time
 from driftwatch.replay.progress import format_duration

@@ -219,8 +219,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from driftwatch import logs
-    from driftwatch.agent import producer_config
     from driftwatch.demo.feed import BrokersUnreachable, Feed, FeedError, JoinTopics, ensure_topic
+    from driftwatch.io.producers import producer_config
 
     settings = load_settings_or_report(args.config)
     if settings is None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from driftwatch.io.decode import Decoded, EventFormat, Rejected
-from driftwatch.replay.fastdecode import FastDecoder
+from driftwatch.io.fastdecode import FastDecoder
 
 ABSENT_FIELD = "\0absent"
 """A field name no JSON producer writes: a role without a field stays absent."""

@@ -149,9 +149,10 @@ class DemoRun:
 
     def _start(self, stack: ExitStack) -> int | None:
         """Start every part into ``stack``; None when all run, else the exit status."""
-        from driftwatch.agent import Agent, producer_config
+        from driftwatch.agent import Agent
         from driftwatch.demo.broker import BrokerUnavailable, EmbeddedBroker
         from driftwatch.demo.feed import Feed, FeedError, JoinTopics, ensure_topic
+        from driftwatch.io.producers import producer_config
 
         try:
             broker = self._broker = stack.enter_context(

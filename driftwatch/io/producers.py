@@ -236,3 +236,13 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
+
+
+_PRODUCER_KEYS = ("bootstrap_servers", "client_id", "security_protocol")
+
+
+def producer_config(consumer_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The connection and security part of the consumer's options, for producers (the
+    dead-letter and alarm producers here, the simulated models of ``driftwatch simulate``)."""
+    return {key: value for key, value in consumer_config.items()
+            if key in _PRODUCER_KEYS or key.startswith(("sasl_", "ssl_"))}

@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from driftwatch.io.decode import Decoded, EventFormat
-from driftwatch.replay.fastdecode import FastDecoder
+from driftwatch.io.fastdecode import FastDecoder
 from driftwatch.replay.run import Replay, ReplayResult, merge
 from driftwatch.replay.sources import CHUNK_BYTES, STDIN, JsonLinesSource
 

@@ -9,7 +9,7 @@ events, same order, same code: the same alarms as the agent.
 
 It runs about as fast as the monitors do: JSON Lines are read in chunks
 (:meth:`Replay.process_lines`) and plainly valid records take the fast decoder's path
-(:mod:`driftwatch.replay.fastdecode`), so per record what remains is mostly the monitor
+(:mod:`driftwatch.io.fastdecode`), so per record what remains is mostly the monitor
 update; the optional series for the figure cost one read per sample
 (:mod:`driftwatch.replay.series`). A file of several models can be split between processes
 by model (:mod:`driftwatch.replay.parallel`): a :class:`Replay` given a ``share`` decodes
@@ -29,8 +29,8 @@ from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
 from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, JoinFormat
+from driftwatch.io.fastdecode import FastDecoder
 from driftwatch.pipeline import TOO_MANY_MODELS, Monitors, Pipeline
-from driftwatch.replay.fastdecode import FastDecoder
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
 

@@ -1,4 +1,5 @@
-"""A fast path in front of the agent's decoder, for replays of millions of records.
+"""A fast path in front of the agent's decoder, for the agent's loop and replays of millions
+of records.
 
 :func:`driftwatch.io.decode.decode` is the one set of rules for turning a record into an
 event; a replay must accept and reject exactly what the agent does. Most recorded records are
