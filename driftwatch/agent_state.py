@@ -17,8 +17,9 @@ methods of the same concern; they read and update its state as its methods would
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from driftwatch.core.join import Prediction
@@ -37,6 +38,19 @@ log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger nam
 
 __all__ = ["join_by_partition", "payload", "restore_checkpoint", "restore_partitions",
            "revoke_partitions"]
+
+_RESTORE_ERRORS = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError)
+"""What restoring a malformed saved state raises (the states are checked as they load)."""
+
+
+@contextlib.contextmanager
+def _restoring(what: str) -> Iterator[None]:
+    """Turn a saved state that cannot be restored into a
+    :class:`~driftwatch.io.checkpoint.CheckpointError` naming ``what`` (exit 3)."""
+    try:
+        yield
+    except _RESTORE_ERRORS as error:
+        raise CheckpointError(f"{what}: {type(error).__name__}: {error}") from error
 
 
 def payload(agent: Agent, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
@@ -69,26 +83,14 @@ def restore_checkpoint(agent: Agent) -> None:
     state inside it, cannot be restored: nothing is half-loaded.
     """
     offsets, states, rejected, comparisons = agent.checkpointer.load()
-    try:
+    with _restoring("a monitor state in the checkpoint"):
         agent.monitors.restore(states)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-            OverflowError) as error:
-        raise CheckpointError(f"a monitor state in the checkpoint: "
-                              f"{type(error).__name__}: {error}") from error
-    try:
+    with _restoring("a comparison state in the checkpoint"):
         agent.comparisons.restore(comparisons)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-            OverflowError) as error:
-        raise CheckpointError(f"a comparison state in the checkpoint: "
-                              f"{type(error).__name__}: {error}") from error
     join_state = agent.checkpointer.join_state
     if join_state is not None and agent.delayed is not None:
-        try:
+        with _restoring("the join state in the checkpoint"):
             agent.delayed.restore(join_state, **agent.settings.join.limits())
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                OverflowError) as error:
-            raise CheckpointError(f"the join state in the checkpoint: "
-                                  f"{type(error).__name__}: {error}") from error
     elif join_state is not None:
         log.warning("the checkpoint holds pending predictions and labels of a join, but "
                     "join is not enabled: they are dropped")
@@ -149,12 +151,8 @@ def restore_partitions(agent: Agent, partitions: set[TopicPartition]) -> None:
     states = {model: state for model, state in restored.monitors.items()
               if model not in agent.monitors}
     clashes = restored.monitors.keys() - states.keys()
-    try:
+    with _restoring("a monitor state in the state topic"):
         agent.monitors.restore(states)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-            OverflowError) as error:
-        raise CheckpointError(f"a monitor state in the state topic: "
-                              f"{type(error).__name__}: {error}") from error
     if agent.join_shards is not None:
         apart = agent.join_shards.apart(partitions)
         if apart:
@@ -162,18 +160,10 @@ def restore_partitions(agent: Agent, partitions: set[TopicPartition]) -> None:
                         "the other topic: their predictions and labels cannot be joined "
                         "here; give join.predictions_topic and join.labels_topic the same "
                         "partition count", ", ".join(f"{t}[{p}]" for t, p in apart))
-        try:
+        with _restoring("a join state in the state topic"):
             agent.join_shards.restore(restored.joins, agent.settings.join.limits())
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-                OverflowError) as error:
-            raise CheckpointError(f"a join state in the state topic: "
-                                  f"{type(error).__name__}: {error}") from error
-    try:
+    with _restoring("a comparison state in the state topic"):
         agent.comparisons.restore(restored.comparisons)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
-            OverflowError) as error:
-        raise CheckpointError(f"a comparison state in the state topic: "
-                              f"{type(error).__name__}: {error}") from error
     agent.partitioned.restored(restored)
     agent.partitioned.split |= clashes
     for counts in restored.rejected.values():
