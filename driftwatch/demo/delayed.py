@@ -195,12 +195,7 @@ class DelayedDisplay(Display):
     def verdict(self, points: Sequence[ChangePoint], processed: int) -> None:
         """The first label-free alarm and the first labelled AUC alarm after the real drift,
         and the lead time between them (their record times)."""
-        self.line()
-        counts: dict[str, int] = {}
-        for alarm in self.alarms:
-            key = f"{alarm.measure} {alarm.level}"
-            counts[key] = counts.get(key, 0) + 1
-        self.line("alarms: " + (", ".join(f"{key} x{n}" for key, n in counts.items()) or "none"))
+        self.alarm_tally()
         join = self.join()
         if join is not None:
             self.line(f"  {sum(join.pending.values())} predictions still wait for their label "

@@ -119,16 +119,20 @@ class Display:
         self.line(f"  ALARM  event {alarm.event_count}: {alarm.measure} {alarm.level} "
                   f"({alarm.detector}), {value}, window P:N {alarm.positives}:{alarm.negatives}")
 
-    def verdict(self, points: Sequence[ChangePoint], processed: int) -> None:
-        """The alarms shown so far against each true change point the monitor reached (it
-        processed ``processed`` events): how long a real drift took to detect, and whether a
-        virtual one raised an AUC alarm."""
+    def alarm_tally(self) -> None:
+        """A blank line, then how many alarms of each measure and level were shown."""
         self.line()
         counts: dict[str, int] = {}
         for alarm in self.alarms:
             key = f"{alarm.measure} {alarm.level}"
             counts[key] = counts.get(key, 0) + 1
         self.line("alarms: " + (", ".join(f"{key} x{n}" for key, n in counts.items()) or "none"))
+
+    def verdict(self, points: Sequence[ChangePoint], processed: int) -> None:
+        """The alarms shown so far against each true change point the monitor reached (it
+        processed ``processed`` events): how long a real drift took to detect, and whether a
+        virtual one raised an AUC alarm."""
+        self.alarm_tally()
         auc_alarms = [a.event_count for a in self.alarms if a.measure == "auc"]
         if not points:
             self.line(f"  no change in this scenario: {len(auc_alarms)} AUC alarm(s), "
