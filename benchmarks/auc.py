@@ -13,13 +13,17 @@ the ratio driftwatch / River. A second table times the window in each of ``AUCPa
 layouts, forced (plain lists at any size, or ``sortedcontainers.SortedList`` at any size), to
 show where the default ``list_limit`` should sit. A last table shows, on a short stream with
 tied scores, that River's value is not the exact AUC while driftwatch's is: River 0.26.1
-truncates the half credit of a tied pair.
+truncates the half credit of a tied pair. The catch-up table times a window read only every
+r events (a monitor with blocks watches reads it at alarms, scrapes and checkpoints): the
+pending events applied one by one, or the window rebuilt from its last d, which is where
+``REBUILD_SHARE`` comes from.
 
 Run: ``python -m benchmarks.auc [--quick]``.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import sys
@@ -31,8 +35,9 @@ from functools import partial
 
 from river.metrics import RollingROCAUC
 
+from driftwatch.core import window as window_module
 from driftwatch.core.measures.auc import DEFAULT_LIST_LIMIT, AUCPairs
-from driftwatch.core.window import PrequentialWindow
+from driftwatch.core.window import REBUILD_SHARE, PrequentialWindow
 
 SEED = 20170101
 POSITIVE_RATE = 0.3
@@ -189,6 +194,50 @@ def layout_table(quick: bool) -> None:
         sys.stdout.flush()
 
 
+def sparse_read_contender(size: int, warmup: Stream, every: int, share: float) -> Feed:
+    """A window read (``auc``) once every ``every`` events, catching up with the rebuild
+    share ``share`` (0: always one by one; infinite: always a rebuild)."""
+    window = PrequentialWindow(size=size)
+
+    def feed(stream: Stream) -> float:
+        saved = window_module.REBUILD_SHARE
+        window_module.REBUILD_SHARE = share  # type: ignore[assignment]
+        try:
+            value = float("nan")
+            for start in range(0, len(stream), every):
+                for y, s in stream[start:start + every]:
+                    window.update_valid(y, s)
+                value = window.auc
+            return value
+        finally:
+            window_module.REBUILD_SHARE = saved
+
+    feed(warmup)
+    return feed
+
+
+def catch_up_table(quick: bool) -> None:
+    timed_events, repeats = _timing(quick)
+    print(
+        f"\nPrequentialWindow read once every r events, the r pending events applied one by one "
+        f"or the window rebuilt from its last d (events/s; {timed_events} timed events after a "
+        f"full window, median of {repeats} repeats). The default rebuilds when at least "
+        f"d / {REBUILD_SHARE} events are pending.\n"
+    )
+    _header("d", "r", "r / d", "one by one", "rebuild", "default", "rebuild / one by one")
+    for size in (1000, 10000):
+        for share in (0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0):
+            every = max(1, int(size * share))
+            stream = make_stream(size + max(timed_events, 4 * every), seed=SEED + every)
+            warmup, timed = stream[:size], stream[size:]
+            contenders = [partial(sparse_read_contender, size, warmup, every, rebuild)
+                          for rebuild in (0.0, math.inf, REBUILD_SHARE)]
+            one, rebuilt, default = events_per_second(contenders, timed, repeats)
+            print(f"| {size} | {every} | {share:g} | {one:,.0f} | {rebuilt:,.0f} | "
+                  f"{default:,.0f} | {rebuilt / one:.2f} |")
+            sys.stdout.flush()
+
+
 def ties_table() -> None:
     size = 10
     rng = random.Random(SEED)
@@ -218,6 +267,7 @@ def ties_table() -> None:
 def main(quick: bool = False) -> None:
     speed_table(quick)
     layout_table(quick)
+    catch_up_table(quick)
     ties_table()
 
 

@@ -129,6 +129,7 @@ class AdaptiveWindow(PrequentialWindow):
         arguments first (rejected input changes nothing) and calls this; unchecked, as for
         the fixed window."""
         super().update_valid(y_true, y_score, y_pred)
+        self._settle()  # ADWIN's cut needs the window as it is now: no pending events here
         label, _, cell = self._events[-1]
         adwin = self._adwin
         width_before = adwin.width

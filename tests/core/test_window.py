@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.core.measures import crisp
+from driftwatch.core.measures.auc import AUCPairs
 from driftwatch.core.measures.registry import CONFUSION_MEASURES, CRISP_MEASURES
 from driftwatch.core.window import ConfusionCounts, PrequentialWindow
 
@@ -53,6 +54,12 @@ def same_measures(a: dict[str, float], b: dict[str, float]) -> bool:
     return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
 
 
+def brute_halfcredits(held: list[tuple[int, float]]) -> int:
+    """2 per correctly ordered (positive, negative) pair, 1 per tie, over every pair."""
+    return sum(2 if p > q else 1 if p == q else 0
+               for y, p in held if y for z, q in held if not z)
+
+
 def recount(stream: Stream, end: int, size: int, threshold: float) -> tuple[ConfusionCounts, int]:
     """Confusion counts and persistent hits of the window after event ``end - 1``, from scratch."""
     cells = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
@@ -85,6 +92,59 @@ def test_counts_and_measures_equal_a_recount_after_every_event(
         values = window.measures()
         assert same_measures(values, expected)
         assert all(same(window.measure(name), values[name]) for name in values)
+
+
+@settings(max_examples=150, deadline=None)
+@given(stream=streams, size=sizes, threshold=thresholds,
+       reads=st.lists(st.integers(1, 400), max_size=30), list_limit=st.sampled_from([2, 3, 1000]))
+def test_reads_at_any_moments_equal_a_recount(
+    stream: Stream, size: int, threshold: float, reads: list[int], list_limit: int
+) -> None:
+    """An update queues its event and a read applies what is pending (one by one when few
+    are, by a rebuild from the last ``size`` events when many are, or more than a window):
+    whatever the moments of the reads, each sees exactly the window a recount gives, and the
+    exported state is the one a window read after every event exports. ``list_limit`` 2 and
+    3 put the rebuilt pair count in ``SortedList``."""
+    window = PrequentialWindow(size=size, threshold=threshold)
+    window._pairs = AUCPairs(list_limit=list_limit)
+    eager = PrequentialWindow(size=size, threshold=threshold)
+    moments = set(reads) | {len(stream)}
+    for end, (y, s, p) in enumerate(stream, start=1):
+        window.update(y, s, p)
+        eager.update(y, s, p)
+        eager.auc  # noqa: B018 (read after every event: applied one at a time)
+        assert len(window) == min(end, size)
+        if end not in moments:
+            continue
+        confusion, hits = recount(stream, end, size, threshold)
+        assert window.confusion == confusion
+        assert window.persistent_hits == hits
+        held = [(y, s) for y, s, _ in stream[max(0, end - size):end]]
+        assert window._pairs.halfcredits == brute_halfcredits(held)
+        window._pairs._check()
+        assert same_measures(window.measures(), eager.measures())
+        assert window.export_state() == eager.export_state()
+
+
+def test_a_read_after_many_events_rebuilds_and_one_after_few_applies_them() -> None:
+    """The two ways a read catches up (a test of the choice itself, which the results do not
+    show): a fifth of a window or more pending rebuilds the pair count (a new structure),
+    less edits the one held."""
+    window = PrequentialWindow(size=100)
+    rng = random.Random(5)
+    for _ in range(250):
+        window.update(int(rng.random() < 0.3), rng.random())
+    window.auc  # noqa: B018
+    lists = window._pairs._lists
+    assert lists is not None
+    for _ in range(19):
+        window.update(int(rng.random() < 0.3), rng.random())
+    window.auc  # noqa: B018
+    assert window._pairs._lists is lists  # 19 of 100: edited in place
+    for _ in range(20):
+        window.update(int(rng.random() < 0.3), rng.random())
+    window.auc  # noqa: B018
+    assert window._pairs._lists is not lists  # 20 of 100: rebuilt
 
 
 def test_measures_order_and_names() -> None:

@@ -261,6 +261,7 @@ def test_window_matches_brute_force_in_sorted_layout(
     for i, (y, s) in enumerate(random_stream(list_limit, 600, positive_rate)):
         window.update(y, s)
         shadow.append((y, s))
+        window._settle()  # one pending event: the eviction path, replace
         assert window._pairs.halfcredits == brute_halfcredits(list(shadow))
         if i % 25 == 0:
             window._pairs._check()
@@ -277,7 +278,10 @@ def test_large_window_in_several_sublists() -> None:
     for i, (y, s) in enumerate(random_stream(7, 7000, 0.4)):
         window.update(y, s)
         shadow.append((y, s))
+        if i % 25 == 0:
+            window._settle()  # 25 pending events: replace, one at a time
         if i % 500 == 499:
+            window._settle()
             assert window._pairs.halfcredits == brute_halfcredits(list(shadow))
     pairs = window._pairs
     assert pairs._sorted is not None and len(pairs._sorted[1]._lists) > 1

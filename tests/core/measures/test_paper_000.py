@@ -55,6 +55,7 @@ def prequential(name: str) -> Fraction:
     for y, s in arrivals(name):
         window.update(y, s)
         if len(window) == D:
+            window._settle()
             values.append(exact_auc(window._pairs))
     assert len(values) == 16 - D + 1  # t = d … 16
     return sum(values, Fraction(0)) / len(values)
