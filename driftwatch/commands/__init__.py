@@ -7,3 +7,14 @@ module per command (:mod:`~driftwatch.commands.replay`, :mod:`~driftwatch.comman
 :mod:`driftwatch.replay`, :mod:`driftwatch.compare`, :mod:`driftwatch.demo`. Nothing outside
 this package imports it (a layering test in tests/test_imports.py checks it).
 """
+
+import os
+
+# One BLAS thread in the command line's processes, unless the user chose otherwise. Their only
+# matrix work is a 65 × 65 solve per CUSUM threshold (driftwatch.core.sequential); OpenBLAS's
+# thread pool, started when numpy is imported, cost a third of a short replay's CPU time
+# (110 of 430 ms, benchmarks/replay.py) and does nothing for matrices this small. Set here,
+# before anything imports numpy, and only for the commands: a library must not change its
+# host process's threading.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
