@@ -6,8 +6,9 @@ Each measurement runs in a fresh interpreter (``python -m benchmarks.memory --ch
    settings) and read the resident set size (VmRSS);
 2. create N ``Monitor("m<i>", MonitorConfig(window_size=D))`` (the default watches; 1000 is
    the default window) and feed each max(3 000, 3D) events of a binormal stream with AUC 0.8
-   and 10 % positives, so the window is full and every detector has taken samples; read RSS
-   again. Per model = (RSS after - RSS before) / N;
+   and 10 % positives, so the window is full and every detector has taken samples, with a
+   read of the window one window before the end (so d events are pending, the most a window
+   queues between two reads); read RSS again. Per model = (RSS after - RSS before) / N;
 3. do the agent's periodic work once: every monitor's snapshot (what a scrape reads) and a
    checkpoint (export state, JSON-encode, write); read the peak (VmHWM, reset before);
 4. a restart: drop the monitors, restore them from that checkpoint, read the peak again.
@@ -71,7 +72,12 @@ def _child(count: int, window: int) -> dict[str, float]:
     for i in range(count):
         monitor = monitors.get(f"m{i}")
         assert isinstance(monitor, Monitor)
-        for event in events:
+        # A read (a scrape) a window before the end, then a window of events before the next
+        # one: the most a window holds pending between two reads (its last d + 1 events).
+        for event in events[:-window]:
+            monitor.update(event)
+        monitor.window.auc  # noqa: B018
+        for event in events[-window:]:
             monitor.update(event)
     assert all(m.window.size == config.window_size for m in monitors._monitors.values())
     gc.collect()
