@@ -45,6 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks import ENVIRONMENT
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
 from driftwatch.io.fastdecode import json_library
@@ -163,7 +164,7 @@ def run_command(argv: list[str], pythonpath: Path, out: Path) -> tuple[float, fl
     (``PYTHONPYCACHEPREFIX``, whatever ``PYTHONDONTWRITEBYTECODE`` says): an installed
     package runs from bytecode compiled at installation, so after one untimed run each
     version is timed as users run it, not recompiling its modules at every start."""
-    env = {**os.environ, "PYTHONPATH": str(pythonpath),
+    env = {**ENVIRONMENT, "PYTHONPATH": str(pythonpath),
            "PYTHONPYCACHEPREFIX": str(Path(out.parent, "pycache", pythonpath.name))}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with out.open("wb") as stdout:

@@ -54,14 +54,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from driftwatch.core.sequential import normal_quantile
-
-if TYPE_CHECKING:
-    import numpy.typing as npt
 
 BLOCK_LIMIT = 100_000
 """Events a block may hold before it is dropped unclosed: bounds memory when one class stops
@@ -89,7 +86,9 @@ def delong(positives: Sequence[float], negatives: Sequence[float]) -> tuple[floa
 
     Exact counts (ties count ½), O((P + N) log(P + N)) with numpy's sort and binary
     searches. Each sample needs at least two scores for its component variance (ddof 1);
-    with one score the component is 0.
+    with one score the component is 0. The placement values are integers once doubled, so
+    each result is one correctly rounded division of integers: the float nearest the exact
+    value.
 
     The arrays' own ``sort`` and ``searchsorted`` methods, not the ``np.`` functions: the
     same computations, without the functions' dispatch, which on a block's few dozen scores
@@ -105,21 +104,16 @@ def delong(positives: Sequence[float], negatives: Sequence[float]) -> tuple[floa
     # Twice the placement counts, integers: below + below-or-equal.
     v10 = neg.searchsorted(pos, "left") + neg.searchsorted(pos, "right")
     v01 = 2 * p - pos.searchsorted(neg, "left") - pos.searchsorted(neg, "right")
-    auc = float(v10.sum()) / (2.0 * p * n)
-    s10 = sample_variance(v10 / (2.0 * n)) if p > 1 else 0.0
-    s01 = sample_variance(v01 / (2.0 * p)) if n > 1 else 0.0
+    # The placement values are v10/(2N) and v01/(2P), so with integer sums and sums of
+    # squares (below 2⁶³ for blocks of up to BLOCK_LIMIT events) AUC = Σv10/(2PN) and
+    # S10 = (P·Σv10² − (Σv10)²)/(4N²·P(P − 1)), S01 alike: one division of Python integers
+    # each, correctly rounded.
+    sum10, squares10 = int(v10.sum()), int((v10 * v10).sum())
+    sum01, squares01 = int(v01.sum()), int((v01 * v01).sum())
+    auc = sum10 / (2 * p * n)
+    s10 = (p * squares10 - sum10 * sum10) / (4 * n * n * p * (p - 1)) if p > 1 else 0.0
+    s01 = (n * squares01 - sum01 * sum01) / (4 * p * p * n * (n - 1)) if n > 1 else 0.0
     return auc, s10, s01
-
-
-def sample_variance(values: npt.NDArray[np.float64]) -> float:
-    """``np.var(values, ddof=1)`` of at least two values, by the same operations (the sum,
-    the mean, the squared deviations and their sum), without its generality: a block closes
-    every few dozen events, and on a block's few scores np.var's own overhead was most of
-    DeLong's cost. ``tests/core/test_blocks.py`` checks the two agree to the bit."""
-    count = len(values)
-    deviations = values - values.sum() / count
-    np.square(deviations, out=deviations)
-    return float(deviations.sum()) / (count - 1)
 
 
 class BlockCollector:
