@@ -295,3 +295,28 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert caught.value.code == 0
     assert capsys.readouterr().out == f"driftwatch {__version__}\n"
+
+
+def test_a_command_imports_its_own_module_only(tmp_path: Path) -> None:
+    """``driftwatch replay`` builds its own parser, not the demo's: the simulator, the demo
+    and the figure are not imported (their modules were a twentieth of a short replay's
+    start-up), nor PyYAML without a settings file; ``--help`` still lists every command."""
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"label": 1, "score": 0.9}\n{"label": 0, "score": 0.2}\n')
+    script = textwrap.dedent(f"""
+        import contextlib, io, sys
+        from driftwatch.commands.main import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["replay", {str(events)!r}, "--json"]) == 0
+        print(sorted(m for m in sys.modules if m.split(".")[:2] in (
+            ["driftwatch", "demo"], ["driftwatch", "simulate"], ["driftwatch", "compare"])
+            or m in ("driftwatch.replay.plot", "yaml")))
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTWATCH_")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, check=True)
+    assert done.stdout.strip() == "[]"
+    listed = subprocess.run([sys.executable, "-m", "driftwatch", "--help"], capture_output=True,
+                            text=True, check=True).stdout
+    assert all(command in listed for command in
+               ("run", "config", "demo", "simulate", "replay", "compare"))

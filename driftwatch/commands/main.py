@@ -34,26 +34,34 @@ the same way everywhere, and heavy modules are imported inside the handlers, so
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 
 from driftwatch import __version__
-from driftwatch.commands.compare import add_compare as _add_compare
-from driftwatch.commands.config import add_config as _add_config
-from driftwatch.commands.demo import add_demo as _add_demo
-from driftwatch.commands.replay import add_replay as _add_replay
-from driftwatch.commands.run import add_run as _add_run
 
 Handler = Callable[[argparse.Namespace], int]
+
+COMMANDS: dict[str, str] = {
+    "run": "run", "config": "config", "demo": "demo", "simulate": "demo", "replay": "replay",
+    "compare": "compare",
+}
+"""Each command and the module of this package whose ``add_<module>(commands)`` adds it (more
+commands are added here). The parser is built with the invoked command's module only: a
+replay does not import the demo's simulator, nor the demo the replay's (about 20 ms of a
+short replay's start-up); ``driftwatch --help`` and anything unrecognized get them all."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
     handler: Handler = args.handler
     return handler(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone (its module's commands)."""
     parser = argparse.ArgumentParser(
         prog="driftwatch",
         description=(
@@ -63,10 +71,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    _add_run(commands)
-    _add_config(commands)
-    _add_demo(commands)
-    _add_replay(commands)
-    _add_compare(commands)
-    # More commands are added here, each by the add_<command>(commands) of its module.
+    for module in dict.fromkeys(COMMANDS.values() if command is None else [COMMANDS[command]]):
+        _adder(module)(commands)
     return parser
+
+
+def _adder(module: str) -> Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]:
+    """The ``add_<module>`` function of a command module, imported now."""
+    if module == "run":
+        from driftwatch.commands.run import add_run
+        return add_run
+    if module == "config":
+        from driftwatch.commands.config import add_config
+        return add_config
+    if module == "demo":
+        from driftwatch.commands.demo import add_demo
+        return add_demo
+    if module == "replay":
+        from driftwatch.commands.replay import add_replay
+        return add_replay
+    from driftwatch.commands.compare import add_compare
+    return add_compare

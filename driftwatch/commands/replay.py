@@ -138,7 +138,6 @@ def _fail(message: str) -> int:
 
 def replay_command(args: argparse.Namespace) -> int:
     """The handler: check everything that can be checked, replay, report."""
-    from driftwatch.replay.plot import PlotError, check_plot
     from driftwatch.replay.series import check_measures
     from driftwatch.replay.sources import SourceError
 
@@ -147,15 +146,20 @@ def replay_command(args: argparse.Namespace) -> int:
     settings = load_settings_or_report(args.config)
     if settings is None:
         return EXIT_INVALID
+    if args.plot:  # imported only then: the figure's module is not a replay's cost
+        from driftwatch.replay.plot import PlotError, check_plot
+
+        try:
+            check_plot(args.plot)
+        except PlotError as exc:
+            return _fail(str(exc))
     measures = None
     try:
         if args.measures:
             measures = check_measures(["auc", *(m.strip() for m in args.measures.split(","))])
-        if args.plot:
-            check_plot(args.plot)
         fmt = _event_format(settings, from_file=args.kafka_topic is None)
         source = open_source(args, settings, fmt)
-    except (ValueError, PlotError, SourceError) as exc:
+    except (ValueError, SourceError) as exc:
         return _fail(str(exc))
     return _replay(args, settings, fmt, source, measures)
 
@@ -325,7 +329,6 @@ def _parallel(path: str, make_replay: MakeReplay, jobs: int, progress: Progress 
 def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
             fmt: EventFormat) -> int:
     """Report the result; draw the figure; the exit status."""
-    from driftwatch.replay.plot import over_time, write_plot
     from driftwatch.replay.report import render_text, to_json
 
     result, status = outcome
@@ -342,6 +345,8 @@ def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
         print(f"driftwatch replay: {no_events(result, fmt)}", file=sys.stderr)
         return EXIT_NO_EVENTS if status == EXIT_OK else status
     if plotting and status == EXIT_OK:
+        from driftwatch.replay.plot import over_time, write_plot
+
         try:
             drawn = write_plot(result, args.plot, args.model, args.x_axis)
         except OSError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import types
@@ -11,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Union
 
-import yaml  # type: ignore[import-untyped, unused-ignore]
 from pydantic import BaseModel, ValidationError
 from pydantic_settings import SettingsError
 
@@ -30,33 +30,39 @@ class SettingsFileError(ValueError):
     """The settings file cannot be read or is not valid YAML; ``str()`` is one line."""
 
 
-class _Loader(yaml.SafeLoader):  # type: ignore[misc, unused-ignore]
-    """Safe YAML with two fixes for settings files: a duplicated key is an error (the
-    second would silently win), and ``1e-3`` is a number, as in YAML 1.2 and JSON (YAML
-    1.1 reads it as a string)."""
+@functools.cache
+def _loader() -> Any:
+    """The YAML loader of settings files, built at the first file read (PyYAML is imported
+    then: a replay or a run without a settings file never needs it)."""
+    import yaml  # type: ignore[import-untyped, unused-ignore]
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                duplicate = key in seen
-            except TypeError:
-                continue  # unhashable: the base class reports it
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark,
-                    f"found duplicate key {key!r}", key_node.start_mark,
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+    class Loader(yaml.SafeLoader):  # type: ignore[misc, unused-ignore]
+        """Safe YAML with two fixes for settings files: a duplicated key is an error (the
+        second would silently win), and ``1e-3`` is a number, as in YAML 1.2 and JSON (YAML
+        1.1 reads it as a string)."""
 
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                except TypeError:
+                    continue  # unhashable: the base class reports it
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found duplicate key {key!r}", key_node.start_mark,
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
 
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"),
-)
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+        list("-+0123456789"),
+    )
+    return Loader
 
 
 def read_settings_file(path: str | Path) -> dict[str, Any]:
@@ -72,8 +78,10 @@ def read_settings_file(path: str | Path) -> dict[str, Any]:
         raise SettingsFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise SettingsFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    import yaml  # type: ignore[import-untyped, unused-ignore]
+
     try:
-        data = yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
+        data = yaml.load(text, Loader=_loader())  # a SafeLoader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
