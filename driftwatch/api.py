@@ -153,6 +153,10 @@ class ModelMonitor:
             ``window_size`` (paper 002 §6); ``positives + negatives`` is its current length.
         model: the model id carried in the alarms.
 
+    Not thread-safe: a read brings the window up to date with the events queued since the
+    previous read, so it changes the monitor; callers in several threads hold one lock
+    around updates and reads.
+
     Raises:
         ValueError: an invalid option, naming its key.
     """
