@@ -391,7 +391,7 @@ class Agent:
         return self.partitioned.take(model, TopicPartition(record.topic, record.partition),
                                      record.offset)
 
-    def _skip(self, record: Record) -> None:
+    def _skip(self, model: str, record: Record) -> None:
         if self.partitioned is None or self.partitioned.skip(
                 TopicPartition(record.topic, record.partition), record.offset):
             self._skipped[UNWATCHED_MODEL] += 1

@@ -149,7 +149,7 @@ class Pipeline(Generic[W]):
             model's events to ``on_event`` (the agent's champion/challenger comparisons).
         accept: see :data:`Accept`; None takes every routed event.
         only_models, on_skip: when ``only_models`` is not empty, an event of another model
-            is neither routed nor rejected but skipped: ``on_skip(where)`` (settings
+            is neither routed nor rejected but skipped: ``on_skip(model, where)`` (settings
             ``events.only_models``, the sidecar of one model on a shared topic).
     """
 
@@ -159,7 +159,7 @@ class Pipeline(Generic[W]):
                  on_admit: OnAdmit | None = None, on_event: OnEvent[W] | None = None,
                  observe_all: bool = False, accept: Accept[W] | None = None,
                  only_models: Collection[str] = (),
-                 on_skip: Callable[[W], None] | None = None) -> None:
+                 on_skip: Callable[[str, W], None] | None = None) -> None:
         self.fmt = fmt
         self.monitors = monitors
         self.join = join
@@ -226,7 +226,7 @@ class Pipeline(Generic[W]):
         limit, else rejecting it), and its alarms to ``on_alarms``."""
         if self._only and decoded.model not in self._only:
             if self._on_skip is not None:
-                self._on_skip(where)
+                self._on_skip(decoded.model, where)
             return
         monitor = self.admit(decoded.model, where)
         if monitor is None or (self._accept is not None and not self._accept(decoded.model,

@@ -5,8 +5,10 @@ argparse is imported when the command runs, so ``driftwatch --help`` stays fast 
 optional extra (matplotlib, kafka-python) only matters to the option that needs it.
 
 Exit status: 0 when the replay ran and at least one record became an event (whatever the
-monitors found); 1 when records were read but every one was rejected (the message names the
-fields the records have and the fields the settings expect); 2 for invalid settings, a wrong
+monitors found); 1 when records were read but none became an event: every one was rejected
+(the message names the fields the records have and the fields the settings expect) or
+skipped as another model's (``events.only_models``; the message names the models seen), as
+an agent with these settings would watch nothing; 2 for invalid settings, a wrong
 command line, an input that cannot be read at all (no such file, a CSV header without a
 mapped column, an unknown topic) or a figure that cannot be drawn (unsupported file type,
 matplotlib missing: checked before replaying); 130 when interrupted (the summary of what was
@@ -165,15 +167,27 @@ def replay_command(args: argparse.Namespace) -> int:
 
 
 def no_events(result: ReplayResult, fmt: EventFormat) -> str:
-    """Why nothing was replayed, in one message: the rejections, the fields the records have
-    and the fields the settings look for."""
+    """Why nothing was replayed, in one message: the records skipped as other models', the
+    rejections, the fields the records have and the fields the settings look for."""
+    skipped = ""
+    if result.skipped_total:
+        models = ", ".join(f"{model!r} {count:,}" for model, count
+                           in result.skipped_models.items())
+        skipped = (f"{result.skipped_total:,} skipped as other models' (not in "
+                   f"events.only_models: {models})")
+        if not result.rejected_total:
+            where = "keys" if fmt.model_source == "key" else f"{fmt.model_field!r} field"
+            return (f"no record became an event: all {skipped}. Check events.only_models "
+                    f"against the model ids in the records' {where}")
+        skipped = f"; {skipped}"
     reasons = ", ".join(f"{reason} {count:,}" for reason, count in result.rejected.items()
                         if count)
     have = ", ".join(repr(name) for name in result.fields_seen[:20]) or "none (no JSON object)"
     if len(result.fields_seen) > 20:
         have += ", ..."
     return (
-        f"no record became an event: all {result.records:,} rejected ({reasons}). The records "
+        f"no record became an event: {'' if skipped else 'all '}{result.rejected_total:,} "
+        f"rejected ({reasons}){skipped}. The records "
         f"have the fields {have}; the settings' events section expects label "
         f"{fmt.label_field!r}, score {fmt.score_field!r} (both required), prediction "
         f"{fmt.prediction_field!r}, ts {fmt.time_field!r} and model {fmt.model_field!r}, "
@@ -282,11 +296,11 @@ def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, sour
             series_models=(set(args.model) if args.model else None) if plotting else (),
             measures=measures, on_bad=on_bad if share is None else None, share=share,
             block_size=args.block_auc,
-            join=join,
+            join=join, only_models=settings.events.only_models,
         )
 
     if isinstance(source, JsonLinesSource) and join is None and (
-            jobs := jobs_for(source.name, fmt, args.jobs)) > 1:
+            jobs := jobs_for(source.name, fmt, args.jobs, settings.events.only_models)) > 1:
         source.close()  # each process reads the file itself
         return _finish(args, _parallel(source.name, make_replay, jobs, progress, on_bad), fmt)
     replay = make_replay()

@@ -4,9 +4,10 @@ Why by model: a model's events must reach its monitor in order, one after the ot
 monitors of different models share nothing. So each of n worker processes reads the whole
 file, decodes every line (cheap next to a monitor update) so that all of them rank the models
 alike by first event, and gives to monitors only the models whose rank is its own modulo n;
-rejected lines are counted by the worker their line number falls to. :func:`~driftwatch.
-replay.run.merge` joins the n results into exactly what one process gives: same counts, same
-alarms in the same order, same models in the same order, same bad records, same figure data
+rejected lines, and the lines of models the settings' ``events.only_models`` skips, are
+counted by the worker their line number falls to. :func:`~driftwatch.replay.run.merge` joins
+the n results into exactly what one process gives: same counts, same alarms in the same
+order, same models in the same order, same bad records, same figure data
 (``tests/test_replay_speed.py``). The ``limits.max_models`` rule holds too, because every
 worker knows every model's rank.
 
@@ -21,7 +22,7 @@ import contextlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -45,10 +46,12 @@ def available() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def jobs_for(path: str, fmt: EventFormat, requested: int | None) -> int:
+def jobs_for(path: str, fmt: EventFormat, requested: int | None,
+             only_models: Collection[str] = ()) -> int:
     """How many processes to use for ``path``: ``requested`` if given, else one per model
-    seen in the first :data:`PROBE_LINES` lines, at most one per idle CPU
-    (:func:`idle_cpus`); 1 (one process) for standard input or without fork."""
+    seen in the first :data:`PROBE_LINES` lines (of ``only_models`` when not empty: the
+    others are skipped), at most one per idle CPU (:func:`idle_cpus`); 1 (one process) for
+    standard input or without fork."""
     if path == STDIN or not available():
         return 1
     if requested is not None:
@@ -62,6 +65,8 @@ def jobs_for(path: str, fmt: EventFormat, requested: int | None) -> int:
         return 1
     decode = FastDecoder(fmt)
     models = {result.model for result in map(decode, lines) if isinstance(result, Decoded)}
+    if only_models:
+        models &= set(only_models)
     return max(1, min(len(models), idle_cpus()))
 
 

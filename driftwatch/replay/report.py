@@ -57,6 +57,7 @@ def render_text(result: ReplayResult, kafka: bool = False) -> str:
     lines = [
         f"Replayed {result.source}: {_plural(result.records, 'record')}, "
         f"{_plural(result.events, 'event')}, {result.rejected_total:,} rejected, "
+        f"{f'{result.skipped_total:,} skipped, ' if result.skipped else ''}"
         f"{_plural(len(result.snapshots), 'model')} in {result.seconds:.2f} s "
         f"({rate:,.0f} records/s)",
         "",
@@ -64,6 +65,8 @@ def render_text(result: ReplayResult, kafka: bool = False) -> str:
     if result.join is not None:
         lines += [*_join_lines(result.join), ""]
     lines += _alarm_lines(result.alarms, kafka)
+    if result.skipped_total:
+        lines += ["", _skipped_line(result)]
     if result.rejected_total:
         lines += ["", *_bad_lines(result, kafka)]
     for model, snapshot in result.snapshots.items():
@@ -141,6 +144,16 @@ def _bad_lines(result: ReplayResult, kafka: bool) -> list[str]:
     return lines
 
 
+def _skipped_line(result: ReplayResult) -> str:
+    """The records of models not in ``events.only_models``: well-formed, left out on
+    purpose, so not among the rejected ones."""
+    models = ", ".join(f"{model} {count:,}" for model, count in result.skipped_models.items())
+    hidden = result.skipped_total - sum(result.skipped_models.values())
+    more = f", other models {hidden:,}" if hidden else ""
+    return (f"Skipped records of models not in events.only_models ({result.skipped_total:,}): "
+            f"{models}{more}")
+
+
 def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
@@ -182,6 +195,9 @@ def to_json(result: ReplayResult) -> dict[str, Any]:
         "events": result.events,
         "rejected": result.rejected,
         "rejected_total": result.rejected_total,
+        "skipped": result.skipped,
+        "skipped_total": result.skipped_total,
+        "skipped_models": result.skipped_models,
         "seconds": round(result.seconds, 3),
         "alarms": [
             {

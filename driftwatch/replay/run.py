@@ -30,12 +30,12 @@ from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
 from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, JoinFormat
 from driftwatch.io.fastdecode import FastDecoder
-from driftwatch.pipeline import TOO_MANY_MODELS, Monitors, Pipeline
+from driftwatch.pipeline import TOO_MANY_MODELS, UNWATCHED_MODEL, Monitors, Pipeline
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
 
-__all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "BadRecord", "Replay", "ReplayAlarm",
-           "ReplayResult", "merge", "run"]
+__all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "UNWATCHED_MODEL", "BadRecord", "Replay",
+           "ReplayAlarm", "ReplayResult", "merge", "run"]
 
 Where = Record | int
 """Where a replayed record was: its :class:`Record` (a Kafka range, CSV) or its line number
@@ -43,6 +43,10 @@ Where = Record | int
 
 MAX_KEPT_BAD_RECORDS = 1000
 """Bad records kept with their position; all are counted. Bounds memory on a garbage file."""
+
+MAX_SKIPPED_MODELS = 100
+"""Models not in ``events.only_models`` whose skipped records are counted by name; the
+records of further ones are counted in the total only."""
 
 FIELD_SAMPLE_RECORDS = 5
 """While no record has become an event, the top-level fields of this many rejected JSON
@@ -77,6 +81,14 @@ class ReplayResult:
     records: int = 0
     events: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    """Records left out on purpose, by reason, as the agent counts them in
+    ``driftwatch_events_skipped_total``: ``unwatched_model`` (its model is not in the
+    settings' ``events.only_models``; present, maybe 0, when that list is not empty). Not
+    errors, so apart from ``rejected``."""
+    skipped_models: dict[str, int] = field(default_factory=dict)
+    """The skipped records by model, for the first :data:`MAX_SKIPPED_MODELS` models seen,
+    in that order."""
     bad_records: list[BadRecord] = field(default_factory=list)
     alarms: list[ReplayAlarm] = field(default_factory=list)
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
@@ -98,6 +110,10 @@ class ReplayResult:
     @property
     def rejected_total(self) -> int:
         return sum(self.rejected.values())
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
 
 
 OnBad = Callable[[BadRecord], None]
@@ -127,6 +143,11 @@ class Replay:
             format. Joined pairs go to the monitors as the agent's do, label-free alarms are
             collected with the others; records without a time field are ``bad_time`` (a file
             has no record timestamps). Not with ``share``: labels name no model.
+        only_models: when not empty, the events of other models are skipped and counted
+            (:attr:`ReplayResult.skipped`), as the agent does with the settings'
+            ``events.only_models``: they get no monitor and take no place among
+            ``max_models``. Not with ``join`` (the settings refuse both: labels name no
+            model).
     """
 
     def __init__(self, fmt: EventFormat, config_for: Callable[[str], MonitorConfig],
@@ -134,9 +155,12 @@ class Replay:
                  measures: tuple[str, ...] | None = None, on_bad: OnBad | None = None,
                  on_alarm: OnAlarm | None = None, share: tuple[int, int] | None = None,
                  block_size: int | None = None,
-                 join: tuple[DelayedLabels, JoinFormat] | None = None) -> None:
+                 join: tuple[DelayedLabels, JoinFormat] | None = None,
+                 only_models: Collection[str] = ()) -> None:
         if join is not None and share is not None:
             raise ValueError("a replay with a join cannot be split into shares")
+        if join is not None and only_models:
+            raise ValueError("a replay with a join cannot skip models: labels name none")
         self._fmt = fmt
         self._decoder = FastDecoder(fmt)
         self._max_models = max_models
@@ -150,10 +174,14 @@ class Replay:
         self._blocks: dict[str, BlockAUCs] = {}
         self._pipeline: Pipeline[Where] = Pipeline(
             fmt, self._monitors, on_alarms=self._found, on_reject=self._rejected_by,
-            join=join, on_admit=self._admitted, on_event=self._observe)
+            join=join, on_admit=self._admitted, on_event=self._observe,
+            only_models=only_models, on_skip=self._skip)
         self.records = 0
         self.alarm_count = 0
         self._rejected = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
+        self._only = frozenset(only_models)
+        self._skipped: dict[str, int] = {UNWATCHED_MODEL: 0} if self._only else {}
+        self._skipped_models: dict[str, int] = {}
         self._bad: list[BadRecord] = []
         self._alarms: list[ReplayAlarm] = []
         self._field_samples: list[tuple[int, tuple[str, ...]]] = []  # (position, fields)
@@ -221,6 +249,7 @@ class Replay:
         ranks = self._model_index
         limit = self._max_models
         pipeline = self._pipeline
+        only = self._only
         for number, line in enumerate(lines, first):
             decoded = fast(line)
             if decoded is None:
@@ -234,6 +263,11 @@ class Replay:
                         self._reject(number, None, value, result)
                     continue
                 decoded = result
+            if only and decoded.model not in only:  # no rank: it takes no share or slot
+                counted = int(number % shares == mine)
+                self.records += counted
+                self._skip(decoded.model, number, counted)
+                continue
             rank = ranks.get(decoded.model)
             if rank is None:
                 rank = ranks[decoded.model] = len(ranks)
@@ -289,6 +323,17 @@ class Replay:
             if self._on_alarm is not None:
                 self._on_alarm(found)
 
+    def _skip(self, model: str, where: Where, count: int = 1) -> None:
+        """``count`` records of a model not in ``only_models``, counted by model for the
+        first :data:`MAX_SKIPPED_MODELS` models seen. A share counts 0 for the other shares'
+        records, so that every share names the same models in the same order."""
+        self._skipped[UNWATCHED_MODEL] += count
+        models = self._skipped_models
+        if model in models:
+            models[model] += count
+        elif len(models) < MAX_SKIPPED_MODELS:
+            models[model] = count
+
     def _rejected_by(self, rejected: Rejected, value: bytes | None, where: Where) -> None:
         position, partition = _position(where)
         self._reject(position, partition, value, rejected)
@@ -325,6 +370,8 @@ class Replay:
             records=self.records,
             events=self.events,
             rejected={reason: self._rejected.get(reason, 0) for reason in reasons},
+            skipped=dict(self._skipped),
+            skipped_models=dict(self._skipped_models),
             bad_records=list(self._bad),
             alarms=list(self._alarms),
             snapshots={m: monitor.snapshot() for m, monitor in self._monitors.by_model.items()},
@@ -365,6 +412,13 @@ def merge(source: str, parts: Sequence[tuple[ReplayResult, dict[str, int],
     for part, _, _ in parts:
         for reason, count in part.rejected.items():
             rejected[reason] = rejected.get(reason, 0) + count
+    skipped: dict[str, int] = {}
+    skipped_models: dict[str, int] = {}
+    for part, _, _ in parts:
+        for reason, count in part.skipped.items():
+            skipped[reason] = skipped.get(reason, 0) + count
+        for model, count in part.skipped_models.items():  # the same models in each part
+            skipped_models[model] = skipped_models.get(model, 0) + count
     bad = sorted((b for part, _, _ in parts for b in part.bad_records),
                  key=lambda b: b.position)
     alarms = sorted((a for part, _, _ in parts for a in part.alarms), key=lambda a: a.position)
@@ -373,6 +427,8 @@ def merge(source: str, parts: Sequence[tuple[ReplayResult, dict[str, int],
         records=sum(part.records for part, _, _ in parts),
         events=sum(part.events for part, _, _ in parts),
         rejected=rejected,
+        skipped=skipped,
+        skipped_models=skipped_models,
         bad_records=bad[:MAX_KEPT_BAD_RECORDS],
         alarms=alarms,
         snapshots={model: part.snapshots[model] for _, model, part in models},
