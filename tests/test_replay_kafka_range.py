@@ -17,7 +17,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from driftwatch.replay.sources import KafkaRangeSource
+from driftwatch.replay.kafka_range import KafkaRangeSource
 from tests.broker import TansuBroker
 
 TOPIC = "recorded"

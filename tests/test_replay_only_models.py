@@ -23,10 +23,11 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from benchmarks.replay import comparable
 from driftwatch.commands.main import main
+from driftwatch.replay.kafka_range import KafkaRangeSource
 from driftwatch.replay.parallel import jobs_for, run_parallel
 from driftwatch.replay.report import to_json
 from driftwatch.replay.run import Replay, ReplayResult, run
-from driftwatch.replay.sources import CsvSource, JsonLinesSource, KafkaRangeSource
+from driftwatch.replay.sources import CsvSource, JsonLinesSource
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker

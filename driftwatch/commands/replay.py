@@ -215,10 +215,10 @@ def open_source(
     a Kafka offset range, a CSV file (read by ``csv``, by default
     :class:`~driftwatch.replay.sources.CsvSource`) or JSON Lines. Raises ``SourceError``
     for a combination of options that cannot work."""
+    from driftwatch.replay.kafka_range import KafkaRangeSource
     from driftwatch.replay.sources import (
         CsvSource,
         JsonLinesSource,
-        KafkaRangeSource,
         SourceError,
         detect_format,
         parse_columns,

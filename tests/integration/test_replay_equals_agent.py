@@ -24,8 +24,9 @@ from driftwatch.core.monitor import Alarm
 from driftwatch.io.alarms import alarm_record
 from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.snapshot import AgentSnapshot
+from driftwatch.replay.kafka_range import KafkaRangeSource
 from driftwatch.replay.run import Replay, ReplayResult, run
-from driftwatch.replay.sources import JsonLinesSource, KafkaRangeSource
+from driftwatch.replay.sources import JsonLinesSource
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker
