@@ -239,7 +239,7 @@ def test_a_replay_that_skips_everything_exits_1(tmp_path: Path,
     assert json.loads(out)["models"] == {}
     assert f"no record became an event: {len(BAD) * 3} rejected (" in err
     assert f"; {2 * LENGTH:,} skipped as other models' (not in events.only_models: " \
-           f"{counts}). The records have the fields" in err
+           f"{counts}). The rejected records have the fields" in err
 
     clean = tmp_path / "clean.jsonl"
     clean.write_bytes(b"".join(line for line in Path(others_only).read_bytes().splitlines(True)

@@ -187,7 +187,7 @@ def no_events(result: ReplayResult, fmt: EventFormat) -> str:
         have += ", ..."
     return (
         f"no record became an event: {'' if skipped else 'all '}{result.rejected_total:,} "
-        f"rejected ({reasons}){skipped}. The records "
+        f"rejected ({reasons}){skipped}. The {'rejected ' if skipped else ''}records "
         f"have the fields {have}; the settings' events section expects label "
         f"{fmt.label_field!r}, score {fmt.score_field!r} (both required), prediction "
         f"{fmt.prediction_field!r}, ts {fmt.time_field!r} and model {fmt.model_field!r}, "

@@ -136,7 +136,7 @@ def _bad_lines(result: ReplayResult, kafka: bool) -> list[str]:
     counts = ", ".join(f"{reason} {count:,}" for reason, count in result.rejected.items()
                        if count)
     noun = "records" if kafka else "lines"
-    lines = [f"Rejected {noun} ({result.rejected_total:,}, skipped): {counts}"]
+    lines = [f"Rejected {noun} ({result.rejected_total:,}): {counts}"]
     lines += [f"  {describe_bad(bad)}" for bad in result.bad_records[:SHOWN_BAD_RECORDS]]
     hidden = result.rejected_total - min(len(result.bad_records), SHOWN_BAD_RECORDS)
     if hidden > 0:
