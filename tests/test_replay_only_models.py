@@ -249,3 +249,15 @@ def test_a_replay_that_skips_everything_exits_1(tmp_path: Path,
     assert f"no record became an event: all {2 * LENGTH:,} skipped as other models' (not in " \
            f"events.only_models: {counts}). Check events.only_models against the model ids " \
            f"in the records' 'model' field" in err
+
+
+def test_only_models_and_a_join_are_refused_together() -> None:
+    # The settings refuse both (label records name no model, so a label could not be
+    # skipped); a Replay built by hand refuses them too.
+    joined = Settings.model_validate({"join": {"enabled": True, "kind_field": "kind"}})
+    join = (joined.join.delayed_labels(lambda _model: 0.5), joined.join.join_format())
+    with pytest.raises(ValueError, match="cannot skip models"):
+        Replay(joined.events.event_format(), joined.monitoring.monitor_config, 10, join=join,
+               only_models=[WATCHED])
+    with pytest.raises(ValueError, match=r"events\.only_models"):
+        Settings.model_validate({**SETTINGS, "join": {"enabled": True, "kind_field": "kind"}})

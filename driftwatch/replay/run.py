@@ -34,8 +34,8 @@ from driftwatch.pipeline import TOO_MANY_MODELS, UNWATCHED_MODEL, Monitors, Pipe
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
 
-__all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "UNWATCHED_MODEL", "BadRecord", "Replay",
-           "ReplayAlarm", "ReplayResult", "merge", "run"]
+__all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "BadRecord", "Replay", "ReplayAlarm",
+           "ReplayResult", "merge", "run"]
 
 Where = Record | int
 """Where a replayed record was: its :class:`Record` (a Kafka range, CSV) or its line number
