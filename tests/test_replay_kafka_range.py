@@ -11,6 +11,7 @@ returns, and an empty partition; every record must come once, in order, and noth
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -94,6 +95,40 @@ def test_offsets_inside_the_last_batch_bound_the_range(broker: TansuBroker,
         {p: batched[p][last + 2:] for p in range(FILLED + 1)}
     assert read(broker.bootstrap, to_offset=last + 1) == \
         {p: batched[p][:last + 1] for p in range(FILLED + 1)}
+
+
+def test_a_range_ends_while_producers_keep_writing(broker: TansuBroker,
+                                                   batched: Offsets) -> None:
+    stop = threading.Event()
+    written = threading.Event()
+
+    def keep_writing() -> None:  # until the range is read (a million records at most)
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5)
+        try:
+            for index in range(sum(BATCHES), sum(BATCHES) + 1_000_000):
+                producer.send(TOPIC, value=value(0, index), partition=0)
+                if index % 100 == 0:
+                    producer.flush(timeout=30)
+                    written.set()
+                    if stop.wait(0.005):
+                        return
+        finally:
+            producer.close(timeout=5)
+
+    writer = threading.Thread(target=keep_writing, daemon=True)
+    writer.start()
+    try:
+        assert written.wait(30), "the writer is writing"
+        found = read(broker.bootstrap)
+    finally:
+        stop.set()
+        writer.join(timeout=30)
+
+    assert found[0][:len(batched[0])] == batched[0], "what was there at the start"
+    assert len(found[0]) > len(batched[0]), "and what the writer had flushed by then"
+    assert [offset for offset, _ in found[0]] == list(range(len(found[0]))), "each once"
+    assert {p: found[p] for p in range(1, FILLED + 1)} == \
+        {p: batched[p] for p in range(1, FILLED + 1)}
 
 
 def test_an_empty_topic_ends_at_once(broker: TansuBroker) -> None:
