@@ -5,7 +5,7 @@ not the offset past its last record, so a range that trusted that answer lost th
 the last batch whenever a poll ended inside it. The topics here have several partitions,
 each written in several batches (a flush after each), the last one longer than a poll
 returns, and an empty partition; every record must come once, in order, and nothing past
-``to_offset``.
+``to_offset``. A range ends on an empty topic, and while a producer keeps writing.
 """
 
 from __future__ import annotations
