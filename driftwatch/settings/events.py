@@ -67,7 +67,8 @@ class EventsSettings(_Section):
         max_length=1000,
         description=(
             "Monitor only these model ids; records of other models are skipped and counted "
-            "(driftwatch_events_skipped_total{reason=\"unwatched_model\"}), not rejected. "
+            "(driftwatch_events_skipped_total{reason=\"unwatched_model\"}), not rejected; "
+            "driftwatch replay skips them alike and counts them in its report. "
             "Empty: every model. For a sidecar reading a topic that several models share "
             "(with kafka.assignment all_partitions). A record is decoded before its model is "
             "known, so a malformed record is rejected whatever its model."
