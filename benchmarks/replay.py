@@ -306,10 +306,10 @@ def main(quick: bool = False) -> None:
                 results[i] = comparable(result)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"`driftwatch replay` of seeded JSON Lines files, {records:,} records, default "
-          f"settings (d = 1000, AUC, error and normalized G-mean watched); JSON parser of the "
-          f"fast path: {json_library()}; median of {repeats} interleaved repeats; load "
-          f"average at the end {load:.1f} on {cpus} CPUs. Every row's result is checked "
-          "against the per-record path's.\n")
+          f"settings (d = 1000; AUC and the two per-class error rates watched on blocks); "
+          f"JSON parser of the fast path: {json_library()}; median of {repeats} interleaved "
+          f"repeats; load average at the end {load:.1f} on {cpus} CPUs. Every row's result "
+          "is checked against the per-record path's.\n")
     print("| file | path | records/s (wall) | records per CPU-second | ratio to per record, "
           "CPU | ratio, wall | same result |")
     print("|---|---|---|---|---|---|---|")
