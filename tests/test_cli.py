@@ -298,9 +298,10 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_command_imports_its_own_module_only(tmp_path: Path) -> None:
-    """``driftwatch replay`` builds its own parser, not the demo's: the simulator, the demo
-    and the figure are not imported (their modules were a twentieth of a short replay's
-    start-up), nor PyYAML without a settings file; ``--help`` still lists every command."""
+    """``driftwatch replay`` builds its own parser, not the demo's: the simulator, the demo,
+    the figure and the comparisons' statistics are not imported (together a tenth of a short
+    replay's start-up), nor PyYAML without a settings file; ``--help`` still lists every
+    command."""
     events = tmp_path / "events.jsonl"
     events.write_text('{"label": 1, "score": 0.9}\n{"label": 0, "score": 0.2}\n')
     script = textwrap.dedent(f"""
@@ -310,7 +311,7 @@ def test_a_command_imports_its_own_module_only(tmp_path: Path) -> None:
             assert main(["replay", {str(events)!r}, "--json"]) == 0
         print(sorted(m for m in sys.modules if m.split(".")[:2] in (
             ["driftwatch", "demo"], ["driftwatch", "simulate"], ["driftwatch", "compare"])
-            or m in ("driftwatch.replay.plot", "yaml")))
+            or m in ("driftwatch.replay.plot", "driftwatch.core.comparison", "yaml")))
     """)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DRIFTWATCH_")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -7,13 +7,12 @@ import difflib
 import hashlib
 import os
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 from pydantic_core import InitErrorDetails
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from driftwatch.core.comparison.window import ComparisonConfig
 from driftwatch.io.decode import model_id_problem
 from driftwatch.settings.alerts import AlertsSettings
 from driftwatch.settings.checkpoint import CheckpointSettings
@@ -26,6 +25,9 @@ from driftwatch.settings.limits import LimitsSettings
 from driftwatch.settings.logs import LoggingSettings
 from driftwatch.settings.metrics import MetricsSettings, ReadinessSettings
 from driftwatch.settings.monitoring import MonitoringSettings
+
+if TYPE_CHECKING:
+    from driftwatch.core.comparison.window import ComparisonConfig
 
 _FILE_DATA: ContextVar[dict[str, Any] | None] = ContextVar("driftwatch_settings_file", default=None)
 
@@ -125,6 +127,10 @@ class Settings(BaseSettings):
 
     def comparison_configs(self) -> list[ComparisonConfig]:
         """Each comparison with the model's window size and thresholds filled in."""
+        # Imported here: the comparisons' statistics are no start-up cost of a command that
+        # runs none (their module builds a few dozen dataclass methods, ~10 ms).
+        from driftwatch.core.comparison.window import ComparisonConfig
+
         configs = []
         for comparison in self.comparisons:
             monitor = self.monitoring.monitor_config(comparison.model)
