@@ -323,9 +323,16 @@ class KillRun:
 
         agent.wait_metrics(handled, f"all {total} records handled", timeout_s=120)
         time.sleep(1.5)  # anything counted twice would show now
-        # A save and its commit after the end, so the last scrape shows them too.
-        metrics = agent.wait_metrics(
-            lambda m: m.total("driftwatch_commits_total") >= 1, "a checkpoint and a commit")
+        # A save and its commit after the end, and the lag re-measured since the end: the
+        # agent measures it at most every readiness.probe_interval_seconds (5 s), so a
+        # scrape right after a long catch-up can still show the lag of its middle.
+        lag = {"topic": self.topic, "partition": "0", "group": self.group}
+
+        def settled(metrics: Metrics) -> bool:
+            return (metrics.total("driftwatch_commits_total") >= 1
+                    and metrics.get("driftwatch_consumer_lag_records", **lag) == 0)
+
+        metrics = agent.wait_metrics(settled, "a checkpoint, a commit and a lag of 0")
         code, _ = agent.stop(signal.SIGTERM)
         assert code == 0, agent.log()
         payload = json.loads((self.state_dir / FILENAME).read_text())["payload"]
