@@ -347,8 +347,10 @@ class Agent:
     def ready(self) -> bool:
         """What ``/readyz`` answers: the broker side is ready (with the hysteresis of
         :class:`Readiness`) and the last checkpoint save, if any failed, was retried
-        successfully. Any thread may read it."""
-        return self._ready
+        successfully. Any thread may read it. Read from the published snapshot, as
+        ``driftwatch_ready`` and the reasons of a 503 are, so the three never disagree (the
+        loop publishes a readiness change at once)."""
+        return self._snapshot.ready
 
     # -- parts ------------------------------------------------------------------------------
 

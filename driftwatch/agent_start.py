@@ -77,7 +77,7 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     tls = (metrics.tls_certfile, metrics.tls_keyfile) if metrics.tls_certfile and \
         metrics.tls_keyfile else None
     agent.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
-                                         ready=lambda: agent._ready,
+                                         ready=lambda: agent.ready,
                                          not_ready_reasons=lambda: (
                                              agent._snapshot.operations.not_ready),
                                          basic_auth=basic_auth, tls=tls,

@@ -6,10 +6,15 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import urllib.error
+import urllib.request
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.agent import BEYOND_LOG_END, FINAL_SAVE_ATTEMPTS, Agent
 from driftwatch.core.events import Event
@@ -25,6 +30,7 @@ from driftwatch.io.checkpointer import Checkpointer
 from driftwatch.io.offsets import TopicPartition
 from driftwatch.io.readiness import Readiness
 from driftwatch.io.source import Record
+from driftwatch.pipeline import MemorySource
 from driftwatch.settings import Settings
 
 
@@ -413,3 +419,53 @@ def test_run_refuses_an_unwritable_checkpoint_directory_like_a_bad_setting(
     assert code == EXIT_INVALID
     assert stderr.startswith("checkpoint.directory (DRIFTWATCH_CHECKPOINT__DIRECTORY): ")
     assert str(afile) in stderr and "Traceback" not in stderr
+
+
+def test_readyz_and_the_ready_metric_come_from_one_snapshot(tmp_path: Path) -> None:
+    """/readyz and driftwatch_ready answer from the same published snapshot, so they never
+    disagree: while the loop is held in the middle of publishing a readiness change (a
+    checkpoint save failed), the HTTP threads still answer the old state, both of them; once
+    it is published, the new one, both of them (and the 503 names its reason)."""
+    config = Settings(checkpoint={"backend": "file", "directory": str(tmp_path)},
+                      metrics={"host": "127.0.0.1", "port": 0})
+    agent = Agent(config, source=lambda hook: MemorySource([event(0)], on_assigned=hook))
+
+    def answers() -> tuple[int, float | None, str]:
+        try:
+            with urllib.request.urlopen(f"{url}/readyz", timeout=10) as response:
+                status, body = response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            status, body = error.code, error.read().decode()
+        with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+            text = response.read().decode()
+        ready = [sample.value for family in text_string_to_metric_families(text)
+                 for sample in family.samples if sample.name == "driftwatch_ready"]
+        return status, ready[0] if ready else None, body
+
+    with ExitStack() as resources:
+        source = agent._start(resources)
+        assert agent.metrics_server is not None
+        url = agent.metrics_server.url.removesuffix("/metrics")
+        agent.process_batch(source.poll())
+        agent._update_readiness()
+        assert answers() == (200, 1.0, "ready")
+
+        publishing, release = threading.Event(), threading.Event()
+        snapshots = agent.monitors.snapshots
+
+        def held() -> Any:
+            publishing.set()
+            assert release.wait(30)
+            return snapshots()
+
+        agent.monitors.snapshots = held  # type: ignore[method-assign]
+        break_saves(tmp_path)
+        saving = threading.Thread(target=agent.checkpoint)
+        saving.start()
+        try:
+            assert publishing.wait(30), "the failed save did not publish its readiness"
+            assert answers() == (200, 1.0, "ready"), "the old state until it is published"
+        finally:
+            release.set()
+            saving.join(30)
+        assert answers() == (503, 0.0, "not ready: checkpoint")
