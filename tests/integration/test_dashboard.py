@@ -189,6 +189,20 @@ def resolve_variables(board: Mapping[str, Any], prometheus: PrometheusProcess,
     return values, options_by_name
 
 
+def wait_for_scrapes(prometheus: PrometheusProcess, count: int) -> None:
+    """Wait until Prometheus has scraped the agent ``count`` more times (counted in its
+    ``up`` samples): a loaded runner may scrape late, and a rate() needs two samples in its
+    window."""
+
+    def scrapes() -> int:
+        result = prometheus.query(f'count_over_time(up{{job="{JOB}"}}[1h])')
+        return int(float(result[0]["value"][1])) if result else 0
+
+    target = scrapes() + count
+    wait_for(lambda: scrapes() >= target, WAIT_S, f"{count} more scrapes of the agent",
+             diagnostics=prometheus.log)
+
+
 # ------------------------------------------------------------------------------------------
 # the test
 
@@ -253,7 +267,7 @@ def test_every_dashboard_query_returns_data_from_a_real_agent(
              diagnostics=prometheus.log)
     # A few more scrapes, so that every rate() over $__rate_interval (4 s) at the end of the
     # range has the two samples it needs.
-    time.sleep(3 * SCRAPE_S)
+    wait_for_scrapes(prometheus, 3)
 
     end = time.time()
     span = max(int(end - started) + 1, 1)
@@ -341,7 +355,7 @@ def test_delayed_labels_panels_return_data(
         predictions = sum(isinstance(r, Prediction) for r in part)
         agent.wait_metrics(lambda m, n=predictions: m.total(
             "driftwatch_join_predictions_total") >= n, "predictions read")
-        time.sleep(4 * SCRAPE_S)
+        wait_for_scrapes(prometheus, 4)
     wait_for(lambda: bool(prometheus.query("driftwatch_score_drift_z")), WAIT_S,
              "Prometheus to scrape the label-free signals", diagnostics=prometheus.log)
     end = time.time()
