@@ -19,7 +19,6 @@ import json
 import os
 import resource
 import socket
-import time
 
 from driftwatch.io.decode import MAX_DETAIL_CHARS, REJECTION_REASONS
 from driftwatch.simulate import generate
@@ -156,7 +155,10 @@ def test_a_crowd_of_idle_clients_cannot_exhaust_the_agent(
         assert metrics.get("driftwatch_http_connections") <= 16
         assert metrics.get("driftwatch_http_connections_closed_total", reason="evicted") \
             >= IDLE_CLIENTS - 16
-        time.sleep(2.5)  # two more checkpoint intervals with the crowd still there
+        saves = metrics.get("driftwatch_checkpoint_saves_total") or 0
+        agent.wait_metrics(  # two more checkpoints with the crowd still there
+            lambda m: (m.get("driftwatch_checkpoint_saves_total") or 0) >= saves + 2,
+            "two more checkpoint saves")
         assert agent.running, agent.log()
         assert len(os.listdir(f"/proc/{pid}/fd")) < DESCRIPTOR_LIMIT
     finally:
