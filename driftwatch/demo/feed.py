@@ -14,6 +14,7 @@ import contextlib
 import heapq
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -160,10 +161,11 @@ class Feed:
 
     Lifecycle: :meth:`run` connects, sends each event when it is due (event ``i`` of every
     model at ``i / rate`` seconds after the start; a feed that falls behind catches up as fast
-    as the producer allows) until every stream is exhausted, ``duration_s`` has passed or
-    ``stop`` is set, then flushes (waiting at most ``flush_timeout_s`` for the
-    acknowledgements) and closes the producer. Meanwhile :attr:`sent` and :meth:`stats` may be
-    read from any thread.
+    as the producer allows) until every stream is exhausted, the events due in the first
+    ``duration_s`` seconds are sent (those too when the feed is behind at the end, so how
+    many does not depend on the machine's speed) or ``stop`` is set, then flushes (waiting at
+    most ``flush_timeout_s`` for the acknowledgements) and closes the producer. Meanwhile
+    :attr:`sent` and :meth:`stats` may be read from any thread.
 
     Failures: unreachable brokers, or a topic whose metadata does not arrive within
     :data:`CONNECT_TIMEOUT_S`, raise :class:`FeedError` from :meth:`run`; records the brokers
@@ -177,7 +179,8 @@ class Feed:
             sent when its time is due (record time − the first record's time after the
             start), predictions and labels to their topics.
         rate: events per second of each model, > 0.
-        duration_s: stop sending after this many seconds; None: when the streams end.
+        duration_s: send the events due in the first this many seconds, then stop; None:
+            until the streams end.
         fmt: the record format (:func:`encode_record`).
         join: the topics and format of the two-stream form; None: labelled events.
     """
@@ -255,9 +258,12 @@ class Feed:
         start = self._started = self._clock()
         while iterators and not stop.is_set():
             elapsed = self._clock() - start
-            if self.duration_s is not None and elapsed >= self.duration_s:
-                return
-            due = int(elapsed * self.rate) + 1
+            end = self.duration_s
+            ending = end is not None and elapsed >= end
+            if end is not None and ending:  # what was due before the end, even if behind
+                due = math.ceil(end * self.rate)
+            else:
+                due = int(elapsed * self.rate) + 1
             while count < due and iterators and not stop.is_set():
                 for model, events in list(iterators.items()):
                     event = next(events, None)
@@ -266,6 +272,8 @@ class Feed:
                     else:
                         self._send(producer, model, event)
                 count += 1
+            if ending:
+                return
             stop.wait(max(0.0, min(TICK_S, count / self.rate - (self._clock() - start))))
         self.exhausted = not iterators
 
@@ -279,11 +287,11 @@ class Feed:
         for record in records:
             if first is None:
                 first = record.ts
+            if self.duration_s is not None and record.ts - first >= self.duration_s:
+                stop.wait(max(0.0, self.duration_s - (self._clock() - start)))
+                return
             while not stop.is_set():
-                elapsed = self._clock() - start
-                if self.duration_s is not None and elapsed >= self.duration_s:
-                    return
-                wait = record.ts - first - elapsed
+                wait = record.ts - first - (self._clock() - start)
                 if wait <= 0:
                     break
                 stop.wait(min(TICK_S * 10, wait))
