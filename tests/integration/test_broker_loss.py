@@ -41,7 +41,7 @@ RETURN_S = 60.0
 """Bound on /readyz turning 200 after the broker's return: the agent finds itself evicted
 (its next heartbeat or commit), joins the new broker's group (about 3 s on Tansu, 9 s seen
 under load) and the broker must then answer for ready_after_seconds (10 s by default): about
-15 s on an idle machine, so a 30 s bound left a loaded runner little margin."""
+15 s on an idle machine; the rest is margin for a loaded runner."""
 
 
 def test_agent_survives_broker_loss_and_processes_everything_after_it(
