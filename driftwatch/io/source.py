@@ -314,9 +314,20 @@ class KafkaSource:
         ]
         if records:
             self._succeeded()
+            self._follow_lag(consumer, batches)
         elif self.clock() >= self._probe_at:
             self._probe()
         return records
+
+    def _follow_lag(self, consumer: Any, batches: Mapping[Any, Sequence[Any]]) -> None:
+        """The lag of partitions that returned records, with no request: the fetch carried
+        the high watermark (the end), and the next record follows the last one returned. A
+        catch-up no longer shows the last probe's lag for up to ``probe_interval_s``."""
+        lag = dict(self._offsets.lag)
+        for tp, messages in batches.items():
+            if messages and (end := consumer.highwater(tp)) is not None:
+                lag[(tp.topic, tp.partition)] = max(0, end - messages[-1].offset - 1)
+        self._offsets.lag = lag
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
         """Commit ``offsets`` (partition → next offset to read), blocking at most
@@ -351,8 +362,8 @@ class KafkaSource:
         next record :meth:`poll` will return (records already returned are not counted).
         The end offset is the larger of the broker's ``ListOffsets`` answer and the high
         watermark of the last fetch response (Tansu 0.6 undercounts the former; Kafka gives
-        the same for both). Values are cached for ``probe_interval_s``;
-        a refresh costs one ``ListOffsets`` request, blocking at most ``request_timeout_s``.
+        the same for both). A probe (one ``ListOffsets`` request, at most ``request_timeout_s``)
+        refreshes it every ``probe_interval_s``, and each poll that returns records as well.
         When the broker is unreachable the last known values are returned, and the refresh
         follows the probes' backoff. ``refresh=False`` never blocks: the cached values.
         Partitions without a known position are left out.

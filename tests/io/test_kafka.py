@@ -387,6 +387,22 @@ def test_lag_is_end_offset_minus_position(broker: TansuBroker) -> None:
         assert source.lag() == {(TOPIC, 0): 5}
 
 
+def test_lag_follows_consumption_between_probes(broker: TansuBroker) -> None:
+    """Each poll that returns records updates their partition's lag from the fetch's high
+    watermark, with no probe: the lag falls as a backlog is consumed and is 0 once it is,
+    where it used to show the last probe's value for up to ``probe_interval_s``."""
+    create_topic(broker.bootstrap)
+    produce(broker.bootstrap, values("a", 30))
+    with make_source(broker.bootstrap, max_records=10, probe_interval_s=600.0) as source:
+        got = poll_until([source], lambda got: len(got) >= 10)
+        assert source.lag(refresh=False) == {(TOPIC, 0): 30 - (got[-1].offset + 1)}
+        poll_until([source], lambda got: len(got) >= 20)
+        assert source.lag(refresh=False) == {(TOPIC, 0): 0}
+        produce(broker.bootstrap, values("b", 5))
+        poll_until([source], lambda got: len(got) >= 5)
+        assert source.lag(refresh=False) == {(TOPIC, 0): 0}
+
+
 def test_broker_loss_and_return(broker: TansuBroker) -> None:
     """Poll keeps returning while the broker is gone; ``ready`` follows it down and back up.
 
