@@ -295,8 +295,6 @@ class Agent:
         """Process a batch as :meth:`process` does each record: the record through the
         pipeline (decode, route, monitor, alarms), then its offset noted. The loop's hot
         path: one partition tuple per run of records of the same partition, not per record."""
-        if records:
-            self.checkpointer.records_arrived()
         positions, timestamps = self._positions, self._last_timestamp_ms
         pipeline = self.pipeline
         joined = self.delayed is not None or self.join_shards is not None

@@ -247,25 +247,6 @@ def test_a_long_save_stretches_the_interval(tmp_path: Path) -> None:
     assert checkpointer._due_at == clock.now + 3.0 / Checkpointer.MAX_SAVE_SHARE  # not + 5 s
 
 
-def test_the_first_save_is_due_an_interval_after_the_first_records(tmp_path: Path) -> None:
-    """Before this run's first records the store holds everything there is (the restored
-    state, or nothing): no save is due however long the wait (a replica that restored many
-    models does not write them all back at once), and the first one is due an interval after
-    the records."""
-    clock = Clock()
-    agent, _ = make_agent(tmp_path, clock)
-    interval = agent.checkpointer.interval_s
-    clock.now += 10 * interval
-    assert not agent.checkpointer.due()
-    agent.process(event(0))
-    assert not agent.checkpointer.due()
-    clock.now += interval
-    assert agent.checkpointer.due() and agent.checkpoint()
-    agent.process(event(1))
-    clock.now += interval
-    assert agent.checkpointer.due(), "then every interval, records or not"
-
-
 def test_without_checkpoints_offsets_are_committed_on_the_same_schedule(tmp_path: Path) -> None:
     clock = Clock()
     agent = Agent(Settings(checkpoint={"enabled": False, "directory": str(tmp_path / "no")}),

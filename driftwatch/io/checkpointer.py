@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -39,10 +38,7 @@ class Checkpointer:
 
     Saves are due every ``interval_s``, stretched to ``1 / MAX_SAVE_SHARE`` times the last
     save's duration when that is longer, so that saving a large state never takes more than
-    that share of the loop's time. The first is due ``interval_s`` after the run's first
-    records (:meth:`records_arrived`): before them the store already holds everything there
-    is (the restored state, or nothing), and a replica that restored many models would
-    otherwise write them all back right after a restart.
+    that share of the loop's time.
 
     With ``store=None`` (checkpointing disabled) nothing is written, but :meth:`save` still
     returns True on the same schedule and :attr:`durable` follows the offsets given, so the
@@ -62,7 +58,7 @@ class Checkpointer:
         self.retry_max_s = retry_max_s
         self._clock = clock
         self._wall_clock = wall_clock
-        self._due_at = math.inf  # until the first records: see records_arrived
+        self._due_at = clock() + interval_s
         self.durable: dict[TopicPartition, int] = {}
         """The offsets the last successful save covers (or the restored checkpoint's)."""
         self.join_state: dict[str, Any] | None = None
@@ -83,12 +79,6 @@ class Checkpointer:
 
     def due(self) -> bool:
         return self._clock() >= self._due_at
-
-    def records_arrived(self) -> None:
-        """The loop got records: the first time in this run, the first save is due
-        ``interval_s`` from now."""
-        if self._due_at == math.inf:
-            self._due_at = self._clock() + self.interval_s
 
     def postpone(self, delay_s: float) -> None:
         """Try again in ``delay_s`` (e.g. dead letters could not be flushed first)."""

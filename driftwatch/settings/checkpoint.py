@@ -124,8 +124,6 @@ class CheckpointSettings(_Section):
             "Save the state this often (and on shutdown), then commit the offsets it covers. "
             "After a crash the records since the last save are read again (nothing is lost "
             "or counted twice). Stretched to 10 x the last save's duration when that is "
-            "longer, so saves take at most a tenth of the time. The first save of a run "
-            "comes this long after its first records (before them the store holds "
-            "everything there is)."
+            "longer, so saves take at most a tenth of the time."
         ),
     )
