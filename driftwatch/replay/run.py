@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
@@ -408,27 +408,17 @@ def merge(source: str, parts: Sequence[tuple[ReplayResult, dict[str, int],
     by rank."""
     models = sorted(((rank, model, part) for part, ranks, _ in parts
                      for model, rank in ranks.items()), key=lambda item: item[0])
-    rejected: dict[str, int] = {}
-    for part, _, _ in parts:
-        for reason, count in part.rejected.items():
-            rejected[reason] = rejected.get(reason, 0) + count
-    skipped: dict[str, int] = {}
-    skipped_models: dict[str, int] = {}
-    for part, _, _ in parts:
-        for reason, count in part.skipped.items():
-            skipped[reason] = skipped.get(reason, 0) + count
-        for model, count in part.skipped_models.items():  # the same models in each part
-            skipped_models[model] = skipped_models.get(model, 0) + count
-    bad = sorted((b for part, _, _ in parts for b in part.bad_records),
-                 key=lambda b: b.position)
-    alarms = sorted((a for part, _, _ in parts for a in part.alarms), key=lambda a: a.position)
+    results = [part for part, _, _ in parts]
+    bad = sorted((b for part in results for b in part.bad_records), key=lambda b: b.position)
+    alarms = sorted((a for part in results for a in part.alarms), key=lambda a: a.position)
     return ReplayResult(
         source=source,
-        records=sum(part.records for part, _, _ in parts),
-        events=sum(part.events for part, _, _ in parts),
-        rejected=rejected,
-        skipped=skipped,
-        skipped_models=skipped_models,
+        records=sum(part.records for part in results),
+        events=sum(part.events for part in results),
+        rejected=_summed(part.rejected for part in results),
+        skipped=_summed(part.skipped for part in results),
+        # every part names the same skipped models, in the same order
+        skipped_models=_summed(part.skipped_models for part in results),
         bad_records=bad[:MAX_KEPT_BAD_RECORDS],
         alarms=alarms,
         snapshots={model: part.snapshots[model] for _, model, part in models},
@@ -437,12 +427,21 @@ def merge(source: str, parts: Sequence[tuple[ReplayResult, dict[str, int],
                 if model in part.series},
         seconds=seconds,
         fields_seen=_fields(sample for _, _, samples in parts for sample in samples),
-        block_size=parts[0][0].block_size if parts else None,
+        block_size=results[0].block_size if results else None,
         block_aucs={model: part.block_aucs[model] for _, model, part in models
                     if model in part.block_aucs},
         batch_aucs={model: part.batch_aucs[model] for _, model, part in models
                     if model in part.batch_aucs},
     )
+
+
+def _summed(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Counts by key added up, keys in order of first appearance (zeros kept)."""
+    total: dict[str, int] = {}
+    for part in counts:
+        for key, count in part.items():
+            total[key] = total.get(key, 0) + count
+    return total
 
 
 def run(records: Iterable[Record], replay: Replay, source: str,

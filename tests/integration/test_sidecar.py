@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka import KafkaProducer
@@ -48,6 +49,12 @@ PARTITIONS = 3
 WINDOW = 300
 WATCHED = "fraud"
 OTHER = "churn"
+SIDECAR: dict[str, Any] = {
+    "kafka": {"topics": [TOPIC], "assignment": "all_partitions"},
+    "events": {"model_source": "key", "only_models": [WATCHED]},
+    "monitoring": {"defaults": {"window_size": WINDOW, "sample_every": 25}},
+}
+"""The settings of one model's whole-stream sidecar on the shared topic."""
 
 
 def produce_keyed(bootstrap: str, records: Iterable[tuple[str, int, bytes]]) -> None:
@@ -109,11 +116,7 @@ def test_three_whole_stream_sidecars_export_identical_values(
     broker: TansuBroker, start_agent: StartAgent
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
-    overrides = {
-        "kafka": {"topics": [TOPIC], "assignment": "all_partitions"},
-        "events": {"model_source": "key", "only_models": [WATCHED]},
-        "monitoring": {"defaults": {"window_size": WINDOW, "sample_every": 25}},
-    }
+    overrides = SIDECAR
     watched = list(generate("stationary", seed=3, length=900, auc=0.85))
     other = list(generate("stationary", seed=4, length=600, auc=0.7))
     # All three share the group id the chart would give them: with group assignment they
@@ -139,12 +142,7 @@ def test_a_replaced_sidecar_restores_its_window_from_the_state_topic(
     broker: TansuBroker, start_agent: StartAgent, tmp_path: Path
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
-    overrides = {
-        "kafka": {"topics": [TOPIC], "assignment": "all_partitions"},
-        "events": {"model_source": "key", "only_models": [WATCHED]},
-        "monitoring": {"defaults": {"window_size": WINDOW, "sample_every": 25}},
-        "checkpoint": {"backend": "auto"},
-    }
+    overrides = {**SIDECAR, "checkpoint": {"backend": "auto"}}
     state_topic = Settings(kafka={"group_id": "fraud-sidecar"},
                            events=overrides["events"]).state_topic()
     watched = list(generate("stationary", seed=5, length=700, auc=0.8))
