@@ -54,7 +54,8 @@ OTHER_ALARM_COLOR = "#6c757d"
 
 
 class PlotError(Exception):
-    """The figure cannot be drawn (unsupported file type, matplotlib missing)."""
+    """The figure cannot be drawn (unsupported file type, matplotlib missing, no model with a
+    sample)."""
 
 
 def plot_kind(path: str) -> str:
@@ -97,18 +98,31 @@ def over_time(series: Series, x_axis: XAxis) -> bool:
     return all(t == t for t in series.times) and max(series.times) > min(series.times)
 
 
+def figure_models(result: ReplayResult, models: Sequence[str] | None = None
+                  ) -> tuple[list[str], list[str]]:
+    """The models a figure of ``result`` draws, and the models it cannot draw for want of a
+    sample, each in order: of ``models``, or of every recorded model (at most
+    :data:`MAX_PANELS` drawn). A model's first sample comes when its window is full (its
+    first ``window_size`` events), so a model with fewer events has no curve to draw; names
+    in ``models`` with no events at all are in neither list."""
+    recorded = [m for m in (models or result.series) if m in result.series]
+    drawn = [m for m in recorded if result.series[m].events]
+    return (drawn if models else drawn[:MAX_PANELS]), [m for m in recorded if m not in drawn]
+
+
 def write_plot(result: ReplayResult, path: str, models: Sequence[str] | None = None,
                x_axis: XAxis = "auto") -> list[str]:
-    """Draw the figure of ``result`` (one panel per recorded model, or per ``models``) into
-    ``path`` (``.png``, ``.svg`` or ``.html``); return the models drawn.
+    """Draw the figure of ``result`` (one panel per model of :func:`figure_models`) into
+    ``path`` (``.png``, ``.svg`` or ``.html``); return the models drawn. :class:`PlotError`
+    when there is none: nothing is written then.
 
     ``x_axis``: ``events`` draws over each model's event count; ``time`` over event time
     (UTC) for every model whose sampled events all carried one; ``auto`` (the default) is
     ``time`` when they did, so incidents can be found by the clock."""
     kind = plot_kind(path)
-    chosen = [m for m in (models or result.series) if m in result.series]
-    if models is None:
-        chosen = chosen[:MAX_PANELS]
+    chosen, _ = figure_models(result, models)
+    if not chosen:
+        raise PlotError(f"--plot {path}: no model has a sample to draw")
     figure = _figure(result, chosen, x_axis)
     if kind == ".html":
         buffer = io.BytesIO()
@@ -156,18 +170,12 @@ def _figure(result: ReplayResult, models: Sequence[str], x_axis: XAxis = "auto")
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-    panels = max(1, len(models))
+    panels = len(models)
     figure = Figure(figsize=(12.5, 4.6 * panels + 0.5), layout="constrained")
     grid = figure.add_gridspec(2 * panels, 1, height_ratios=[4.0, 0.85] * panels)
     figure.suptitle(f"driftwatch replay · {result.source}", fontsize=13, fontweight="bold",
                     x=0.01, ha="left")
     thousands = FuncFormatter(lambda x, _pos: f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}")
-    if not models:
-        axes = figure.add_subplot(grid[0, 0])
-        axes.text(0.5, 0.5, "no samples recorded (fewer events than sample_every?)",
-                  ha="center", va="center", transform=axes.transAxes)
-        axes.set_axis_off()
-        return figure
     for index, model in enumerate(models):
         series = result.series[model]
         axis = _Axis(series, over_time(series, x_axis))
