@@ -31,7 +31,23 @@ def test_the_readme_installs_only_what_exists() -> None:
     text = README.read_text(encoding="utf-8")
     # From PyPI (unpublished): `pip install driftwatch-agent`, with or without extras.
     assert not re.search(r"pip install ['\"]?driftwatch-agent", text)
-    assert "pip install ." in text and "python3 -m build" in text
+    assert "/opt/driftwatch/bin/pip install ." in text
+    assert "/opt/driftwatch/bin/pip wheel --no-deps --wheel-dir dist ." in text
+
+
+def test_the_readme_never_installs_into_the_system_python() -> None:
+    """Debian 12's python3 is externally managed (PEP 668): ``python3 -m pip install`` there
+    fails with ``externally-managed-environment``. Every pip of the README's shell blocks is
+    a virtual environment's, and the wheel it names is the one the version builds."""
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```sh\n(.*?)^```", text, flags=re.M | re.S)
+    lines = [line for block in blocks for line in block.splitlines()]
+    assert lines
+    for line in lines:
+        assert not re.search(r"(^|[\s;&(])(python3? -m pip|pip3?) install", line), line
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    version = pyproject["project"]["version"]
+    assert f"dist/driftwatch_agent-{version}-py3-none-any.whl" in text
 
 
 def test_ci_checks_the_built_wheel_on_the_examples() -> None:
