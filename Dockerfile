@@ -10,8 +10,9 @@
 #     "$REGISTRY/driftwatch-agent:0.1.0"
 #
 # The tag is the package version (pyproject.toml), which is the chart's appVersion. The
-# Python is 3.11 unless --build-arg PYTHON_VERSION=3.12 (or 3.13) says otherwise: CI runs
-# the test suite on each (.ci/run).
+# Python is 3.11 by default, the one CI runs the whole suite on (the agent against real
+# brokers included); --build-arg PYTHON_VERSION=3.12 or 3.13 builds on those, which CI tests
+# without the integration tests (.ci/run).
 
 ARG PYTHON_VERSION=3.11
 

@@ -94,3 +94,20 @@ def test_the_licences_page_names_the_pinned_broker_and_what_it_ships() -> None:
     text = notice.read_text(encoding="utf-8")
     assert "https://github.com/tansu-io/tansu" in text and "Apache-2.0" in text
     assert "v0.6.0" in text and "Tansu v0.6.0" in page
+
+
+def test_ci_runs_the_suite_on_every_python_the_classifiers_promise() -> None:
+    """The classifiers name the CPython versions from requires-python's minimum up, with no
+    gap, and .ci/run reads them: the full suite on the first python3, the suite without
+    tests/integration on each other one (or says, in capitals, which were NOT TESTED)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    versions = [tuple(map(int, c.rsplit(" ", 1)[1].split("."))) for c in project["classifiers"]
+                if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)]
+    minimum = tuple(map(int, project["requires-python"].removeprefix(">=").split(".")))
+    assert versions[0] == minimum == (3, 11)
+    assert versions == [(3, minor) for minor in range(11, 11 + len(versions))]
+    assert (3, 13) in versions
+    ci = CI.read_text(encoding="utf-8")
+    assert '["project"]' in ci and '"classifiers"' in ci  # it reads the list, not a copy
+    assert "--ignore=tests/integration" in ci and "NOT TESTED" in ci
+    assert ci.index(TEST_COMMAND) < ci.index("--ignore=tests/integration")
