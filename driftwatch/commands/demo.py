@@ -16,8 +16,9 @@ With ``--output FILE`` it writes the same records to a JSON Lines or CSV file in
 fast as they come (:mod:`driftwatch.demo.files`), for ``driftwatch replay`` or any other
 consumer; ``--start-ts`` fixes the event times, so the file is the same on every run.
 Exit status: 0 when every record was delivered (or written), 1 when some were not or the
-brokers were unreachable, 2 for invalid settings, parameters or options, 130 on a second
-Ctrl+C.
+brokers were unreachable, 2 for invalid settings, parameters or options or an output file
+that cannot be written (nothing is left of it), 130 on a second Ctrl+C (``--output``: on the
+first, with nothing written).
 """
 
 from __future__ import annotations
