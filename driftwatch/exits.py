@@ -15,8 +15,15 @@ EXIT_FAILED = 1
 that could not be delivered. One line on stderr says what."""
 
 EXIT_NO_EVENTS = 1
-"""``replay``: records were read but none became an event: a backtest of nothing must not
-pass. The status of a failure, under the name that says which."""
+"""``replay``: nothing became an event: the input held no record at all, or records of which
+none became an event (all rejected, or other models'): a backtest of nothing must not pass.
+The status of a failure, under the name that says which."""
+
+EXIT_NO_FIGURE = 1
+"""``replay --plot``: events were replayed but no model has a sample to draw (each model's
+first comes once its window is full): no figure is written, and a CI job that expects one
+fails here rather than on a missing file. The status of a failure, under the name that says
+which."""
 
 EXIT_INVALID = 2
 """Invalid settings or input, or a missing optional extra: the status argparse uses for a
