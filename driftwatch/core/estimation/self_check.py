@@ -1,0 +1,272 @@
+"""The estimate checks itself: realized minus estimated, per block of labelled predictions.
+
+An estimate from scores is only as good as the calibration p(s) it assumes. A *concept*
+change, where the scores stay as they were but the labels they stand for change (P(y | s)
+moves), is invisible to it: the estimated AUC stays put while the realized one falls. Once
+the labels of estimated predictions arrive, the two can be compared, and
+:class:`CalibrationCheck` turns that comparison into independent z-scores a CUSUM can watch
+(:class:`~driftwatch.core.detectors.cusum.Cusum`, whose threshold follows from a target
+in-control run length).
+
+**Blocks close on expected information.** Labelled predictions are collected, in the order
+their labels arrive, into non-overlapping blocks; a block closes once its *expected*
+positives Σp and negatives Σ(1 − p) both reach ``min_expected``. The boundary depends on the
+scores only, never on the labels, so given a block's scores its labels are independent
+Bernoulli(pᵢ) draws and everything :mod:`~driftwatch.core.estimation.expected` derives holds
+exactly for it (a block that closed on its realized counts would end on a label of the rarer
+class, which biases what it measures). Blocks share no prediction, so their z-scores are
+independent while the calibration holds.
+
+**Per block**, for each measure of :data:`CHECKED_MEASURES`, z = (realized − estimated −
+bias)/SE, the estimate, its second-order bias and its standard error computed from the
+block's own scores and probabilities:
+
+- ``prevalence``: the share of positive labels against Σp/n, SE = √(Σpq)/n (exact moments
+  of a Poisson-binomial count: calibration in the large);
+- ``auc``: the realized Mann–Whitney AUC against the expected AUC;
+- ``false_negative_rate``, ``false_positive_rate``: FN/P and FP/N against their expected
+  ratios.
+
+Signs are "realized minus estimated": a negative AUC z, or a positive error-rate z, means the
+model does worse than its scores promise. Under calibration the z-scores are close to
+N(0, 1) (``benchmarks/estimate.py`` measures their moments and a CUSUM's false alarms on
+them); a z is NaN when the block's realized value is undefined (a block without a positive
+or without a negative label, rare once ``min_expected`` is 20).
+
+The reference is the estimate itself, not earlier blocks: nothing has to be learned before
+the first block is scored, and the check does not adapt to a change (a drifted calibration
+keeps giving large z-scores until it is refitted).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from driftwatch.core.blocks import BLOCK_LIMIT, delong
+from driftwatch.core.estimation.expected import (
+    Estimate,
+    FloatArray,
+    expected_auc,
+    expected_confusion,
+)
+from driftwatch.core.estimation.window import SCALE, weight
+from driftwatch.core.events import check_label, check_score
+from driftwatch.core.sequential import normal_quantile
+from driftwatch.core.state import check_state
+
+CHECKED_MEASURES: tuple[str, ...] = ("prevalence", "auc", "false_negative_rate",
+                                     "false_positive_rate")
+"""The measures :class:`CalibrationCheck` scores per block, in its order."""
+
+DEFAULT_MIN_EXPECTED = 20
+"""A check block closes once it expects 20 positives and 20 negatives: the labelled block
+watches' ``block_min_class``, so the two see blocks of the same information."""
+
+STATE_VERSION = 1
+_STATE_KEYS = frozenset({"version", "block", "blocks"})
+_P_LIMIT = 1e-15  # mid-p values are clamped to [1e-15, 1 − 1e-15]: |z| ≤ 7.9
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedMeasure:
+    """One measure of one check block: what the labels gave, what the scores promised."""
+
+    name: str
+    realized: float
+    estimate: Estimate
+    z: float
+
+
+@dataclass(frozen=True, slots=True)
+class CheckBlock:
+    """A closed check block: its size, realized and expected positives, and the measures."""
+
+    events: int
+    positives: int
+    expected_positives: float
+    measures: tuple[CheckedMeasure, ...]
+
+    def z(self, name: str) -> float:
+        """The z-score of a measure of :data:`CHECKED_MEASURES`."""
+        for measure in self.measures:
+            if measure.name == name:
+                return measure.z
+        raise ValueError(f"name must be one of {', '.join(CHECKED_MEASURES)}; got {name!r}")
+
+
+def _z(realized: float, estimate: Estimate) -> float:
+    """(realized − expected)/SE on the arcsine-square-root scale (module docstring)."""
+    expected = estimate.value + estimate.bias
+    spread = expected * (1.0 - expected)
+    if not estimate.standard_error > 0.0 or not spread > 0.0 or math.isnan(realized):
+        return math.nan
+    scale = 2.0 * math.sqrt(spread) / estimate.standard_error
+    return (math.asin(math.sqrt(realized)) - math.asin(math.sqrt(expected))) * scale
+
+
+def poisson_binomial_pmf(probabilities: FloatArray, last: int) -> FloatArray:
+    """P(X = x) for x = 0..``last``, X the number of successes of independent Bernoulli
+    trials with these probabilities. O(n·last), by the usual recursion over the trials."""
+    pmf = np.zeros(last + 1)
+    pmf[0] = 1.0
+    for p in probabilities.tolist():
+        pmf[1:] = pmf[1:] * (1.0 - p) + pmf[:-1] * p
+        pmf[0] *= 1.0 - p
+    return pmf
+
+
+def _probit(u: float) -> float:
+    return normal_quantile(min(max(u, _P_LIMIT), 1.0 - _P_LIMIT))
+
+
+def count_z(probabilities: FloatArray, count: int) -> float:
+    """The mid-p z of ``count`` successes of independent Bernoulli trials with these
+    probabilities: Φ⁻¹(P(X < count) + ½·P(X = count)), exact (close to N(0, 1) for
+    discrete counts, never heavier-tailed)."""
+    pmf = poisson_binomial_pmf(probabilities, count)
+    return _probit(math.fsum(pmf[:count].tolist()) + 0.5 * float(pmf[count]))
+
+
+def ratio_z(missed: FloatArray, hit: FloatArray, misses: int, hits: int) -> float:
+    """The mid-p z of the realized rate misses/(misses + hits), where the misses and the
+    hits are independent Poisson-binomial counts over the predictions of the wrong and of
+    the right side, with ``missed`` and ``hit`` their probabilities of being of the class
+    (FN and TP for the false-negative rate). Exact: every (misses, hits) outcome is
+    weighed, the rates compared by cross-multiplied integers, outcomes with no event of
+    the class left out (the rate is undefined there). O(n₀·n₁)."""
+    total = misses + hits
+    if total == 0:
+        return math.nan
+    a = np.arange(missed.size + 1)[:, None]
+    b = np.arange(hit.size + 1)[None, :]
+    joint = np.outer(poisson_binomial_pmf(missed, missed.size),
+                     poisson_binomial_pmf(hit, hit.size))
+    joint[0, 0] = 0.0
+    lhs, rhs = a * total, misses * (a + b)  # rate < realized ⇔ a·total < misses·(a + b)
+    defined = math.fsum(joint.ravel().tolist())
+    if not defined > 0.0:
+        return math.nan
+    below = float(joint[lhs < rhs].sum())
+    tied = float(joint[lhs == rhs].sum())
+    return _probit((below + 0.5 * tied) / defined)
+
+
+def check_block(y_true: list[int], y_score: list[float], probabilities: list[float],
+                y_pred: list[int]) -> CheckBlock:
+    """Score one block of labelled predictions (module docstring). O(n log n) for the AUC,
+    O(n²) for the exact distributions of the counts."""
+    n = len(y_true)
+    labels = np.array(y_true, dtype=bool)
+    p = np.array(probabilities, dtype=float)
+    predicted = np.array(y_pred, dtype=bool)
+    positives = int(labels.sum())
+    negatives = n - positives
+    fn = int((labels & ~predicted).sum())
+    fp = int((~labels & predicted).sum())
+    expected_positives = math.fsum(probabilities)
+    variance = math.fsum((p * (1.0 - p)).tolist())
+    confusion = expected_confusion(p, y_pred)
+    scores = np.array(y_score, dtype=float)
+    auc = expected_auc(scores, p)
+    realized_auc = (delong(scores[labels].tolist(), scores[~labels].tolist())[0]
+                    if positives and negatives else math.nan)
+    q = 1.0 - p
+    checked = (
+        CheckedMeasure("prevalence", positives / n,
+                       Estimate(expected_positives / n, math.sqrt(variance) / n, 0.0),
+                       count_z(p, positives)),
+        CheckedMeasure("auc", realized_auc, auc, _z(realized_auc, auc)),
+        CheckedMeasure("false_negative_rate", fn / positives if positives else math.nan,
+                       confusion.false_negative_rate,
+                       ratio_z(p[~predicted], p[predicted], fn, positives - fn)),
+        CheckedMeasure("false_positive_rate", fp / negatives if negatives else math.nan,
+                       confusion.false_positive_rate,
+                       ratio_z(q[predicted], q[~predicted], fp, negatives - fp)),
+    )
+    return CheckBlock(n, positives, expected_positives, checked)
+
+
+class CalibrationCheck:
+    """Collects labelled predictions into check blocks and scores each (module docstring).
+
+    Parameters:
+        min_expected: a block closes once Σp and Σ(1 − p) both reach it (≥ 2).
+        threshold: the crisp prediction of a prediction without one is
+            ``y_score >= threshold``.
+
+    Cost: O(1) per labelled prediction, plus O(b log b) when a block of b closes. Memory:
+    the open block (at most :data:`~driftwatch.core.blocks.BLOCK_LIMIT` predictions; a
+    block that reaches it without closing, because the probabilities are all near 0 or all
+    near 1, is dropped).
+    """
+
+    __slots__ = ("_block", "_blocks", "_expected", "min_expected", "threshold")
+
+    def __init__(self, min_expected: int = DEFAULT_MIN_EXPECTED, threshold: float = 0.5) -> None:
+        if isinstance(min_expected, bool) or not isinstance(min_expected, int) \
+                or min_expected < 2:
+            raise ValueError(f"min_expected must be an integer ≥ 2, got {min_expected!r}")
+        self.min_expected = min_expected
+        self.threshold = check_score(threshold, "threshold")
+        self._block: list[tuple[int, float, float, int]] = []
+        self._expected = [0, 0]  # Σw and Σ(SCALE − w) of the open block, exact
+        self._blocks = 0
+
+    @property
+    def blocks(self) -> int:
+        """Check blocks closed so far."""
+        return self._blocks
+
+    def __len__(self) -> int:
+        return len(self._block)
+
+    def update(self, y_true: int, y_score: float, probability: float,
+               y_pred: int | None = None) -> CheckBlock | None:
+        """Add one labelled prediction (``probability``: its calibrated probability, as
+        estimated); the closed block at the prediction that completes one, else None. A bad
+        argument is a ``ValueError`` naming it, and nothing changes."""
+        label = check_label(y_true, "y_true")
+        score = check_score(y_score, "y_score")
+        w = weight(probability)
+        pred = (1 if score >= self.threshold else 0) if y_pred is None else check_label(
+            y_pred, "y_pred")
+        self._block.append((label, score, float(probability), pred))
+        self._expected[0] += w
+        self._expected[1] += SCALE - w
+        goal = self.min_expected * SCALE
+        if self._expected[0] >= goal and self._expected[1] >= goal:
+            block = self._block
+            self._clear()
+            self._blocks += 1
+            return check_block(*(list(column) for column in zip(*block, strict=True)))
+        if len(self._block) >= BLOCK_LIMIT:
+            self._clear()
+        return None
+
+    def _clear(self) -> None:
+        self._block = []
+        self._expected = [0, 0]
+
+    def export_state(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "block": [list(e) for e in self._block],
+                "blocks": self._blocks}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Continue from :meth:`export_state` (this check's parameters kept); a state this
+        version cannot read is a ``ValueError`` naming the problem, and nothing changes."""
+        state = check_state(state, _STATE_KEYS, STATE_VERSION)
+        fresh = CalibrationCheck(self.min_expected, self.threshold)
+        try:
+            for label, score, probability, pred in state["block"]:
+                fresh.update(label, score, probability, pred)
+            blocks = int(state["blocks"])
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"state {error}") from error
+        if fresh._blocks:
+            raise ValueError("state block holds a closed block")
+        self._block, self._expected, self._blocks = fresh._block, fresh._expected, blocks
