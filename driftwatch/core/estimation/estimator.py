@@ -48,7 +48,7 @@ from driftwatch.core.estimation.self_check import (
     CalibrationCheck,
     CheckBlock,
 )
-from driftwatch.core.estimation.window import ESTIMATED_MEASURES, EstimatedWindow
+from driftwatch.core.estimation.window import ESTIMATED_MEASURES, EstimatedWindow, weight
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.state import check_state
 
@@ -132,8 +132,10 @@ class PerformanceEstimator:
     def predict(self, y_score: float, y_pred: int | None = None) -> None:
         """One prediction, as it is made. ``ValueError`` naming a bad argument (a score the
         calibration has no probability for included); nothing changes then."""
-        score = check_score(y_score, "y_score")
-        self._window.update(score, self._probability(score), y_pred)
+        score = y_score if type(y_score) is float and y_score - y_score == 0.0 \
+            else check_score(y_score, "y_score")
+        pred = None if y_pred is None else check_label(y_pred, "y_pred")
+        self._window.update_valid(score, weight(self._probability(score)), pred)
 
     def label(self, y_true: int, y_score: float, y_pred: int | None = None) -> CheckBlock | None:
         """A prediction whose label has arrived: the closed check block it completes, if

@@ -70,19 +70,24 @@ class WeightedScores:
 
     def assign(self, entries: Iterable[tuple[float, int]]) -> None:
         """Hold exactly these (score, weight) entries, any order. O(n log n)."""
-        ordered = sorted((score, float(weight)) for score, weight in entries)
-        total = sum(w for _, w in ordered)
+        ordered = sorted(entries)
+        self.assign_sorted([s for s, _ in ordered], [w for _, w in ordered])
+
+    def assign_sorted(self, scores: list[float], weights: list[int]) -> None:
+        """Hold exactly these entries, given in score order. O(n)."""
+        values = [float(w) for w in weights]
+        total = sum(values)
         if total >= EXACT_LIMIT:
             raise ValueError(f"weights must sum below 2**53, got {total!r}")
         load = self._load
-        starts = range(0, len(ordered), load)
-        self._chunks = [[s for s, _ in ordered[i:i + load]] for i in starts]
-        self._values = [[w for _, w in ordered[i:i + load]] for i in starts]
+        starts = range(0, len(scores), load)
+        self._chunks = [scores[i:i + load] for i in starts]
+        self._values = [values[i:i + load] for i in starts]
         self._sums = [sum(v) for v in self._values]
         self._counts = [len(c) for c in self._chunks]
         self._maxes = [c[-1] for c in self._chunks]
         self._total = total
-        self.count = len(ordered)
+        self.count = len(scores)
 
     def __len__(self) -> int:
         return self.count

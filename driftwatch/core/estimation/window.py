@@ -37,10 +37,8 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Mapping
-from itertools import accumulate, repeat
 from math import isqrt
 from operator import mul
 from typing import Any
@@ -148,13 +146,19 @@ class EstimatedWindow:
         """Queue one prediction (evicting the oldest once the window is full, at the next
         read). ``probability`` is the calibrated P(label = 1 | score). A bad argument is a
         ``ValueError`` naming it, and the window is unchanged."""
-        score = check_score(y_score, "y_score")
+        score = y_score if type(y_score) is float and y_score - y_score == 0.0 \
+            else check_score(y_score, "y_score")
         w = weight(probability)
+        pred = None if y_pred is None else check_label(y_pred, "y_pred")
+        self.update_valid(score, w, pred)
+
+    def update_valid(self, y_score: float, w: int, y_pred: int | None = None) -> None:
+        """:meth:`update` of a finite float score, a fixed-point weight (:func:`weight`) and a
+        0/1 prediction or None, not checked again: the estimator's path, whose values were
+        checked where they entered. Anything else corrupts the sums."""
         if y_pred is None:
-            pred = 1 if score >= self._threshold else 0
-        else:
-            pred = check_label(y_pred, "y_pred")
-        self._pending.append((score, w, pred))
+            y_pred = 1 if y_score >= self._threshold else 0
+        self._pending.append((y_score, w, y_pred))
 
     def __len__(self) -> int:
         return min(len(self._events) + len(self._pending), self._size)
@@ -197,25 +201,30 @@ class EstimatedWindow:
             + (SCALE - w) * (2 * above + weight_tied))
 
     def _rebuild(self, events: list[tuple[float, int, int]]) -> None:
-        """Every sum from scratch: one sort, then C-level maps (the pair count is
-        Σₖ wₖ·(Q<ₖ + Q≤ₖ) − Σₖ wₖ(SCALE − wₖ), Q the complement sums in score order)."""
+        """Every sum from scratch: one numpy sort and prefix sums (integers below 2⁵³), then
+        the pair count Σₖ wₖ·(Q<ₖ + Q≤ₖ) − Σₖ wₖ(SCALE − wₖ) (Q the complement sums in score
+        order, read at each score's first and last tie) in exact Python integers."""
         self._events = deque(events)
-        entries = sorted((score, w) for score, w, _ in events)
-        self._sorted.assign(entries)
-        scores = [score for score, _ in entries]
-        weights = [w for _, w in entries]
-        n = len(scores)
-        complements = [0, *accumulate(SCALE - w for w in weights)]
-        left = map(complements.__getitem__, map(bisect_left, repeat(scores, n), scores))
-        right = map(complements.__getitem__, map(bisect_right, repeat(scores, n), scores))
-        self._pairs2 = (sum(map(mul, weights, map(int.__add__, left, right)))
-                        - sum(w * (SCALE - w) for w in weights))
+        table = np.fromiter(itertools.chain.from_iterable(events), np.float64,
+                            3 * len(events)).reshape(-1, 3)  # weights < 2⁵³: exact
+        order = np.argsort(table[:, 0], kind="stable")
+        scores = table[order, 0]
+        weights = table[order, 1].astype(np.int64)
+        predicted = table[order, 2] > 0.5
+        complements = np.concatenate(([0], np.cumsum(SCALE - weights)))
+        placements = (complements[scores.searchsorted(scores, "left")]
+                      + complements[scores.searchsorted(scores, "right")])
+        self._sorted.assign_sorted(scores.tolist(), weights.tolist())
+        w_list = weights.tolist()
+        squares = sum(map(mul, w_list, w_list))
+        total = int(weights.sum())
+        self._pairs2 = sum(map(mul, w_list, placements.tolist())) - (SCALE * total - squares)
         sums = [0, 0, 0, 0, 0, 0]
-        for _, w, pred in events:
-            base = 3 * pred
-            sums[base] += w
-            sums[base + 1] += w * w
-            sums[base + 2] += 1
+        for pred, chosen in ((0, ~predicted), (1, predicted)):
+            chosen_weights = weights[chosen].tolist()
+            sums[3 * pred:3 * pred + 3] = [sum(chosen_weights),
+                                           sum(map(mul, chosen_weights, chosen_weights)),
+                                           len(chosen_weights)]
         self._sums = sums
 
     @property

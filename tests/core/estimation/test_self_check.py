@@ -17,6 +17,7 @@ from driftwatch.core.estimation.self_check import (
     CHECKED_MEASURES,
     CalibrationCheck,
     count_z,
+    poisson_binomial_pmf,
     ratio_z,
 )
 from driftwatch.core.sequential import normal_quantile
@@ -49,14 +50,17 @@ def test_count_and_rate_z_equal_the_enumerated_mid_p(events: list[tuple[float, i
     labels = data.draw(st.lists(st.integers(0, 1), min_size=len(p), max_size=len(p)))
     positives = sum(labels)
     counts = [(Fraction(sum(y)), w) for y, w in outcomes(p)]
-    assert count_z(np.array(p), positives) == pytest.approx(midp(counts, Fraction(positives)))
+    pmf = poisson_binomial_pmf(np.array(p))
+    assert pmf == pytest.approx([float(sum(w for v, w in counts if v == k))
+                                 for k in range(len(p) + 1)], abs=1e-15)
+    assert count_z(pmf, positives) == pytest.approx(midp(counts, Fraction(positives)))
     # False-negative rate: misses are positives predicted 0, over the vectors with P > 0.
     fn = sum(1 for y, yhat in zip(labels, predicted, strict=True) if y and not yhat)
     rates = [(Fraction(sum(1 for a, b in zip(y, predicted, strict=True) if a and not b),
                        sum(y)), w) for y, w in outcomes(p) if sum(y)]
     missed = np.array([q for q, yhat in zip(p, predicted, strict=True) if not yhat])
     hit = np.array([q for q, yhat in zip(p, predicted, strict=True) if yhat])
-    got = ratio_z(missed, hit, fn, positives - fn)
+    got = ratio_z(poisson_binomial_pmf(missed), poisson_binomial_pmf(hit), fn, positives - fn)
     if positives == 0:
         assert math.isnan(got)
     else:
