@@ -15,10 +15,11 @@ B. **Against NannyML's CBPE** (0.13, in its own venv ``benchmarks/.venv-nannyml`
    the same 5 000 labelled reference events, estimates per chunk of 1000 (NannyML's chunks)
    against the realized values; CPU cost per event (NannyML's chunked estimate, and one
    estimate of one window, which is what a sliding estimate costs per event).
-C. **The self-check catches a concept change.** Labels flipped for the scores in a band
-   (P(label | score) changes, the scores do not): the realized AUC falls, the estimate does
-   not. Delay, in labelled events after the change, of the self-check's CUSUM on the AUC z
-   (k = 0.5, the monitor's default target ARL) against the default monitor's labelled AUC
+C. **The self-check catches a concept change.** Labels flipped for the scores in a band,
+   or drawn at the base rate there (P(label | score) changes, the scores do not): the
+   realized AUC falls, the estimate does not. Delay, in labelled events after the change,
+   of the self-check's CUSUM on the AUC z (k = 0.5, the monitor's default target ARL)
+   against the default monitor's labelled AUC
    watch (blocks + CUSUM) on the same labels; and false alarms of the self-check CUSUM at a
    short target ARL on stationary streams (identity, and isotonic fits on N labels).
 D. **Cost** per prediction and per read, beside the prequential window and the default
@@ -238,14 +239,19 @@ def nannyml_table(quick: bool) -> None:
 
 
 def concept_stream(rng: np.random.Generator, share: float, before: int, after: int,
-                   band: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+                   band: tuple[float, float], mode: str = "flip",
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Calibrated scores at a fixed share; after ``before`` events the labels of scores in
-    ``band`` are flipped."""
+    ``band`` change: flipped (``"flip"``), or drawn at the base rate, the scores telling
+    nothing there any more (``"noise"``)."""
     a = intercept(share)
     p = sigmoid(a + SLOPE * 1.3 * rng.normal(size=before + after))
     y = rng.random(p.size) < p
-    flip = (np.arange(p.size) >= before) & (p >= band[0]) & (p < band[1])
-    y[flip] = ~y[flip]
+    changed = (np.arange(p.size) >= before) & (p >= band[0]) & (p < band[1])
+    if mode == "flip":
+        y[changed] = ~y[changed]
+    else:
+        y[changed] = rng.random(int(changed.sum())) < share
     return p, y.astype(int)
 
 
@@ -260,18 +266,19 @@ def detection_table(quick: bool) -> None:
     print(f"C. Concept change (labels flipped for a score band at event {before}): delay in "
           f"labelled events to the first AUC alarm, {runs} runs, target ARL {DEFAULT_ARL:.0f} "
           f"blocks\n")
-    print("| ratio | band | realized AUC before → after | estimated AUC | watch | "
+    print("| ratio | labels changed | realized AUC before → after | estimated AUC | watch | "
           "detected | median delay | false alarms before |")
     print("|---|---|---|---|---|---:|---:|---:|")
-    cases = (("1:4", (0.5, 0.7)), ("1:4", (0.6, 0.8)), ("1:15", (0.3, 0.6)))
-    for ratio, band in cases:
+    cases = (("1:4", (0.6, 0.8), "flip"), ("1:4", (0.6, 0.9), "flip"),
+             ("1:15", (0.6, 1.0), "flip"), ("1:15", (0.3, 1.0), "noise"))
+    for ratio, band, mode in cases:
         share = RATIOS[ratio]
         delays: dict[str, list[float]] = {"self-check": [], "labelled AUC": []}
         false_alarms = {"self-check": 0, "labelled AUC": 0}
         aucs = []
         for run in range(runs):
             rng = np.random.default_rng(SEED + 1000 + run)
-            p, y = concept_stream(rng, share, before, after, band)
+            p, y = concept_stream(rng, share, before, after, band, mode)
             aucs.append((population_auc(p[:before], y[:before]),
                          population_auc(p[before:], y[before:])))
             check, cusum = CalibrationCheck(), Cusum(arl=DEFAULT_ARL, direction="down")
@@ -298,7 +305,8 @@ def detection_table(quick: bool) -> None:
         for name, values in delays.items():
             hit = [v for v in values if not math.isnan(v)]
             median = f"{statistics.median(hit):.0f}" if hit else "—"
-            print(f"| {ratio} | [{band[0]}, {band[1]}) | {before_auc:.3f} → {after_auc:.3f} | "
+            print(f"| {ratio} | {mode} [{band[0]}, {band[1]}) | {before_auc:.3f} → "
+                  f"{after_auc:.3f} | "
                   f"{before_auc:.3f} (unchanged) | {name} | {len(hit)}/{runs} | {median} | "
                   f"{false_alarms[name]} |")
     print()
