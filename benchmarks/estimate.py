@@ -127,8 +127,8 @@ def compare_windows(scores: np.ndarray, p_hat: np.ndarray, labels: np.ndarray, s
 
 
 def accuracy_table(quick: bool) -> None:
-    runs = 2 if quick else 6
-    stationary, shifted = 12_000, (20_000 if quick else 60_000)
+    runs = 2 if quick else 4
+    stationary, shifted = 12_000, (20_000 if quick else 40_000)
     print(f"A. Estimated vs realized over sliding windows (d = 1000, every 250 predictions), "
           f"covariate shift, {runs} runs per row\n")
     print("| calibration | ratio | windows | measure | within tol. | coverage ±1.96 SE | "
@@ -261,7 +261,7 @@ def population_auc(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def detection_table(quick: bool) -> None:
-    runs = 4 if quick else 20
+    runs = 4 if quick else 12
     before, after = 20_000, 20_000
     print(f"C. Concept change (labels flipped for a score band at event {before}): delay in "
           f"labelled events to the first AUC alarm, {runs} runs, target ARL {DEFAULT_ARL:.0f} "
@@ -315,7 +315,7 @@ def detection_table(quick: bool) -> None:
 
 def calibration_of_check(quick: bool) -> None:
     """False alarms of the self-check's CUSUM at a short target ARL on stationary streams."""
-    arl, runs, blocks = 200.0, (3 if quick else 10), (600 if quick else 2000)
+    arl, runs, blocks = 200.0, (3 if quick else 5), (600 if quick else 1500)
     print(f"Self-check CUSUM (k = 0.5, down, target ARL {arl:.0f} blocks) on stationary "
           f"streams, {runs} runs × about {blocks} blocks: alarms against the target\n")
     print("| ratio | calibration | blocks | AUC z mean | AUC z sd | alarms | expected | "

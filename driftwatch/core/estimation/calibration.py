@@ -31,7 +31,6 @@ References:
 from __future__ import annotations
 
 import itertools
-import math
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -214,8 +213,3 @@ def calibration_from_state(state: Mapping[str, Any]) -> IdentityCalibration | Is
         except TypeError as error:
             raise ValueError(f"state {error}") from error
     raise ValueError(f"state kind must be identity or isotonic, got {state['kind']!r}")
-
-
-def is_probability(value: float) -> bool:
-    """Whether ``value`` is a finite number in [0, 1]."""
-    return math.isfinite(value) and 0.0 <= value <= 1.0
