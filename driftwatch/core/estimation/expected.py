@@ -22,7 +22,9 @@ the ratio of their expectations:
 
 The pairs are ordered by the *scores* the realized AUC is computed on, not by the calibrated
 probabilities: an isotonic map is flat on its blocks, and ranking by p would count pairs the
-scores order as ties (NannyML's CBPE ranks by the calibrated probabilities).
+scores order as ties. Tied scores count ½ each way, and a prediction is never paired with
+itself (i ≠ j): an expected ROC curve integrated over all i, j counts Σ pᵢqᵢ/2 self-pairs in
+the numerator and Σ pᵢqᵢ in the denominator, an error of order 1/n.
 
 **Its variance.** U and D are multilinear in the independent labels, so with eᵢ = yᵢ − pᵢ
 they decompose exactly (Hoeffding's decomposition of a polynomial of independent variables):
