@@ -16,7 +16,8 @@ performance before labels arrive. It is fed twice per prediction:
 Calibration (:mod:`~driftwatch.core.estimation.calibration`), chosen at construction:
 
 - a given map: :class:`IdentityCalibration` (the scores are calibrated probabilities, the
-  default) or an :class:`IsotonicCalibration` fitted on a labelled reference;
+  default) or an :class:`IsotonicCalibration` fitted on a labelled reference
+  (:meth:`PerformanceEstimator.from_reference` fits it and keeps the reference's report);
 - ``calibration=None`` with ``fit_size=N``: isotonic regression fitted on the first N
   labelled predictions, then frozen. Until then the estimates are NaN; the window keeps
   filling with scores, so the fit's first read estimates a full window. The fitting events
@@ -31,7 +32,7 @@ Its state is plain data (:meth:`~PerformanceEstimator.export_state`,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -104,6 +105,19 @@ class PerformanceEstimator:
         self._fitting: tuple[list[int], list[float]] = ([], [])
         self._report: CalibrationReport | None = None
 
+    @classmethod
+    def from_reference(cls, y_true: Sequence[object], y_score: Sequence[object],
+                       **parameters: Any) -> PerformanceEstimator:
+        """An estimator calibrated by isotonic regression on a labelled reference (a
+        reference file's events), with the reference's :attr:`report` when its scores are
+        probabilities; ``parameters`` are the constructor's other keyword arguments. A bad
+        label or score is a ``ValueError`` naming it (``y_true[i]``, ``y_score[i]``)."""
+        estimator = cls(calibration=IsotonicCalibration.fit(y_true, y_score), **parameters)
+        scores = [check_score(s) for s in y_score]  # checked by the fit already
+        if all(0.0 <= s <= 1.0 for s in scores):
+            estimator._report = calibration_report(y_true, scores)
+        return estimator
+
     @property
     def calibrated(self) -> bool:
         """Whether a calibration is in place (always, unless it is still being fitted)."""
@@ -115,7 +129,8 @@ class PerformanceEstimator:
 
     @property
     def report(self) -> CalibrationReport | None:
-        """The calibration report of the fitting events, once fitted (None otherwise)."""
+        """The calibration report of the fitting events or the reference, when their
+        scores are probabilities (None otherwise)."""
         return self._report
 
     @property

@@ -38,7 +38,7 @@ import itertools
 import math
 import numbers
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from math import isqrt
 from operator import mul
 from typing import Any
@@ -262,7 +262,7 @@ class EstimatedWindow:
         return {"auc": auc, "false_negative_rate": confusion.false_negative_rate,
                 "false_positive_rate": confusion.false_positive_rate}
 
-    def reweigh(self, probability: Any) -> None:
+    def reweigh(self, probability: Callable[[float], float]) -> None:
         """Recompute every held prediction's probability with ``probability(score)`` (a new
         calibration) and rebuild. O(d log d). All or nothing: a score the new calibration
         refuses raises its ``ValueError`` and leaves the window as it was."""

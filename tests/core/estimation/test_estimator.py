@@ -90,6 +90,20 @@ def test_a_given_calibration_wins_over_the_saved_one() -> None:
     assert identity.estimates() == direct.estimates()
 
 
+def test_from_a_reference_file_with_its_report() -> None:
+    rng = np.random.default_rng(7)
+    y, s = miscalibrated(rng, 3_000)
+    estimator = PerformanceEstimator.from_reference(y.tolist(), s.tolist(), window=500)
+    assert isinstance(estimator.calibration, IsotonicCalibration) and estimator.calibrated
+    assert estimator.report is not None and estimator.report.events == 3_000
+    assert estimator.report.miscalibration > 0.01  # the raw scores are over-confident
+    assert estimator.window.size == 500
+    logits = PerformanceEstimator.from_reference([0, 1, 1], [-2.0, 0.5, 3.0])
+    assert logits.report is None  # scores that are not probabilities have no Brier score
+    with pytest.raises(ValueError, match=r"y_true\[1\]"):
+        PerformanceEstimator.from_reference([0, 5], [0.1, 0.2])
+
+
 def test_bad_arguments_and_settings_are_named() -> None:
     estimator = PerformanceEstimator(window=5)
     with pytest.raises(ValueError, match="y_score must be a probability"):
