@@ -16,6 +16,7 @@ from driftwatch.core.detectors import Cusum, DetectorState
 from driftwatch.core.estimation.self_check import (
     CHECKED_MEASURES,
     CalibrationCheck,
+    SelfStarting,
     count_z,
     poisson_binomial_pmf,
     ratio_z,
@@ -154,3 +155,33 @@ def test_a_block_without_a_class_has_no_auc_z(labels: list[int]) -> None:
     assert math.isnan(block.z("auc")) == (sum(labels) in (0, 4))
     with pytest.raises(ValueError, match="name"):
         block.z("kappa")
+
+
+@pytest.mark.parametrize("offset", [0.0, -0.3, 0.5])
+def test_self_starting_residuals_are_standard_normal_whatever_the_offset(offset: float) -> None:
+    # z ~ N(offset, 1), as from a calibration fitted with an error: the recursive residuals
+    # are independent N(0, 1) (each against the mean of those before it).
+    rng = np.random.default_rng(50)
+    runs = []
+    for _ in range(400):
+        starting = SelfStarting(warmup=5)
+        residuals = [starting.update(z) for z in rng.normal(offset, 1.0, 30)]
+        runs.append([r for r in residuals if r is not None])
+    r = np.array(runs)
+    assert r.shape == (400, 25)
+    assert abs(r.mean()) < 0.03 and abs(r.std() - 1.0) < 0.03
+    assert abs(np.corrcoef(r[:, :-1].ravel(), r[:, 1:].ravel())[0, 1]) < 0.03
+    assert abs(np.corrcoef(r[:, 0], r[:, -1])[0, 1]) < 0.12
+
+
+def test_self_starting_skips_nan_restarts_and_restores() -> None:
+    starting = SelfStarting(warmup=1)
+    assert starting.update(math.nan) is None and starting.update(2.0) is None
+    assert starting.update(2.0) == 0.0
+    saved = starting.export_state()
+    starting.reset()
+    assert starting.update(5.0) is None
+    starting.restore(saved)
+    assert starting.update(2.0) == 0.0
+    with pytest.raises(ValueError, match="warmup"):
+        SelfStarting(warmup=0)
