@@ -18,11 +18,11 @@ B. **Against NannyML's CBPE** (0.13, in its own venv ``benchmarks/.venv-nannyml`
 C. **The self-check catches a concept change.** Labels flipped for the scores in a band,
    or drawn at the base rate there (P(label | score) changes, the scores do not): the
    realized AUC falls, the estimate does not. Delay, in labelled events after the change,
-   of the self-check's CUSUM on the AUC z (k = 0.5, the monitor's default target ARL)
-   against the default monitor's labelled AUC
-   watch (blocks + CUSUM) on the same labels, with the z-scores as they are and as
-   self-starting recursive residuals; and false alarms of the self-check CUSUM at a short
-   target ARL on stationary streams (identity, and isotonic fits on N labels), both ways.
+   of the self-check's CUSUM on the AUC z (k = 0.5, the monitor's default target ARL), on
+   the z-scores as they are and on their self-starting residuals, against the default
+   monitor's labelled AUC watch (blocks + CUSUM) on the same labels; and false alarms of
+   the self-check's CUSUM at a short target ARL on stationary streams (identity, and
+   isotonic fits on N labels), both ways.
 D. **Cost** per prediction and per read, beside the prequential window and the default
    monitor measured in the same run.
 
