@@ -413,6 +413,10 @@ class KafkaSource:
     def _connect(self) -> Any:
         config = dict(self.consumer_config)
         config["enable_auto_commit"] = False
+        # A reader never creates what it reads: with Apache Kafka's default
+        # auto.create.topics.enable, the metadata request for a topic not created yet (or
+        # misspelt) would create it with the broker's default partition count.
+        config["allow_auto_create_topics"] = False
         if self.whole_stream:
             config["group_id"] = None  # no coordinator, no committed offsets to start from
         config.setdefault("reconnect_backoff_ms", int(self.backoff_initial_s * 1000))

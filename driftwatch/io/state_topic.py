@@ -455,8 +455,13 @@ class StateTopicStore:
         """The last value per key, tombstones applied, read to the end of every partition."""
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
+            # allow_auto_create_topics: a restore before the first save must not create
+            # the topic on a broker with auto.create.topics.enable (Apache Kafka's
+            # default) - it would be created with the broker's defaults, not compacted, and
+            # ensure_topic would then find it there and leave it so.
             consumer = KafkaConsumer(**self.client_config, group_id=None,
                                      enable_auto_commit=False, auto_offset_reset="earliest",
+                                     allow_auto_create_topics=False,
                                      fetch_max_bytes=64 * 1024 * 1024,
                                      max_partition_fetch_bytes=self.max_record_bytes
                                      + _PRODUCER_OVERHEAD,

@@ -50,7 +50,10 @@ class KafkaRangeSource:
                  idle_timeout_s: float = 30.0) -> None:
         self.name = f"kafka topic {topic}"
         self.topic = topic
-        self._config = {**consumer_config, "group_id": None, "enable_auto_commit": False}
+        # A reader never creates what it reads: with Apache Kafka's default
+        # auto.create.topics.enable, asking for a missing topic's metadata would create it.
+        self._config = {**consumer_config, "group_id": None, "enable_auto_commit": False,
+                        "allow_auto_create_topics": False}
         self._from = from_offset
         self._to = to_offset
         self._idle_timeout_s = idle_timeout_s

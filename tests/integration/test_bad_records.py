@@ -22,7 +22,7 @@ import socket
 
 from driftwatch.io.decode import MAX_DETAIL_CHARS, REJECTION_REASONS
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import StartAgent, consume, create_topics, event_json, produce
 
 MODEL = "scorer"
@@ -61,7 +61,7 @@ BAD: list[tuple[bytes | None, str]] = [
 
 
 def test_bad_records_are_counted_dead_lettered_and_skipped(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     # Created by the operator, with one partition so that its order is the source's (an
     # auto-created topic has four on Tansu).
@@ -134,7 +134,7 @@ DESCRIPTOR_LIMIT = 128
 
 
 def test_a_crowd_of_idle_clients_cannot_exhaust_the_agent(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     """The agent's descriptor limit lowered to 128, then 400 connections that never send a
     request: the agent holds at most metrics.max_connections of them, keeps consuming,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     StartAgent,
     create_topics,
@@ -45,7 +45,7 @@ under load) and the broker must then answer for ready_after_seconds (10 s by def
 
 
 def test_agent_survives_broker_loss_and_processes_everything_after_it(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     agent = start_agent("survivor", {"events": {"model_source": "constant",
                                                 "model_constant": MODEL}})

@@ -20,7 +20,7 @@ from kafka.admin import KafkaAdminClient
 from driftwatch.exits import EXIT_CHECKPOINT
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     JOIN_S,
     STATE_METRICS,
@@ -73,7 +73,7 @@ def records() -> list[bytes]:
 
 
 def test_sigterm_mid_stream_then_restart_equals_an_uninterrupted_run(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     reference = start_agent("reference", SETTINGS)
     interrupted = start_agent("interrupted", SETTINGS)
@@ -149,7 +149,7 @@ def assert_same(got: Metrics, want: Metrics) -> None:
 
 
 def test_a_second_sigint_exits_at_once(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     """The first SIGINT starts a clean stop, whose final commit waits (up to its 5 s request
     timeout) for a broker that has hung; a second SIGINT cuts it short with status 130."""
@@ -179,7 +179,7 @@ def test_a_second_sigint_exits_at_once(
 
 
 def test_an_incompatible_checkpoint_is_refused_and_left_untouched(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     agent = start_agent("versioned")
     produce(broker.bootstrap, topic, [event_json(e) for e in generate("stationary", seed=2,

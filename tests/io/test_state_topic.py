@@ -20,7 +20,7 @@ from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.io.partition_states import PartitionStates
 from driftwatch.io.state_topic import StateSaveError, StateTopicStore, StateTopicUnavailable
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 
 CONFIG = MonitorConfig(window_size=50)
 P0, P1 = ("events", 0), ("events", 1)
@@ -86,13 +86,13 @@ def reference(records: Stream) -> dict[str, str]:
     return states_of(monitors)
 
 
-def store_for(broker: TansuBroker, topic: str = "state", **kwargs: Any) -> StateTopicStore:
+def store_for(broker: Broker, topic: str = "state", **kwargs: Any) -> StateTopicStore:
     return StateTopicStore({"bootstrap_servers": broker.bootstrap}, topic,
                            request_timeout_s=5.0, **kwargs)
 
 
 def test_the_topic_is_created_once_and_a_save_restores_per_partition(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     models = {"a": [P0], "b": [P0], "c": [P1]}
     records = stream(1, 400, models)
@@ -121,7 +121,7 @@ def test_the_topic_is_created_once_and_a_save_restores_per_partition(
     # TOPIC_CONFIG, and a real Kafka shows it with kafka-configs --describe.
 
 
-def test_a_save_cut_short_after_any_record_restores_exactly(broker: TansuBroker) -> None:
+def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker) -> None:
     """A crash can stop a save after any of its records: every prefix must restore to
     monitors that, fed the rest of the log, equal monitors that saw every event once."""
     models = {"a": [P0], "b": [P0], "c": [P1], "d": [P1]}
@@ -158,7 +158,7 @@ def test_a_save_cut_short_after_any_record_restores_exactly(broker: TansuBroker)
 
 
 def test_a_state_over_the_record_bound_is_chunked_and_replaced_chunks_deleted(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     records = stream(3, 300, {"big": [P0]})
     store = store_for(broker, "chunks", max_record_bytes=1024)
@@ -190,7 +190,7 @@ def test_a_state_over_the_record_bound_is_chunked_and_replaced_chunks_deleted(
 
 
 def test_a_model_on_two_partitions_is_counted_and_exact_for_one_owner(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     records = stream(4, 300, {"spread": [P0, P1], "kept": [P0]})
     store = store_for(broker, "split")
@@ -213,7 +213,7 @@ def test_a_model_on_two_partitions_is_counted_and_exact_for_one_owner(
 
 
 def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     """A member that lost its partitions without noticing (a zombie) may still write part of
     a save after the new owner's: its record is older than the new owner's meta record, and
@@ -249,7 +249,7 @@ def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
 
 
 def test_whole_stream_writers_with_different_homes_restore_the_most_advanced(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     """Whole-stream sidecars all save every partition under the same keys; a model whose
     events arrive on two partitions may be homed differently by each (the partition its

@@ -1,0 +1,119 @@
+"""What only a real broker shows about the state topic: it is created compacted, and the broker
+compacts it during a long run while every restore stays exact (Apache Kafka).
+
+Tansu 0.6 answers DescribeConfigs with no entries and never compacts, so these run on Apache
+Kafka only. The broker is the test's own, with the log cleaner checking every half second
+(``log.cleaner.backoff.ms``, 15 s by default) and Apache's default topic auto-creation on, so
+that the test also shows that reading the state topic never creates it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from kafka import KafkaConsumer
+from kafka import TopicPartition as KafkaTopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+from driftwatch.io.state_topic import TOPIC_CONFIG, StateTopicStore
+from tests.broker import Broker, BrokerFactory
+from tests.io.test_state_topic import P0, P1, Owner, reference, states_of, stream
+
+pytestmark = pytest.mark.brokers(
+    "apache", reason="Tansu 0.6 neither describes topic configs nor compacts"
+)
+
+SAVES = 40
+"""Saves in the long run: each rewrites the same keys, so all but the last of each are
+garbage the cleaner may remove."""
+
+COMPACTED_S = 60.0
+"""Bound on the cleaner removing superseded records: it checks every 0.5 s here and a
+segment rolls 0.2 s after it was opened (at the next save); the rest is margin."""
+
+
+@pytest.fixture
+def compacting_broker(broker_factory: BrokerFactory) -> Broker:
+    return broker_factory(server_properties={"log.cleaner.backoff.ms": "500",
+                                             "auto.create.topics.enable": "true"})
+
+
+def topic_configs(bootstrap: str, topic: str) -> dict[str, str]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        answer = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
+                                        config_filter="all")
+    finally:
+        admin.close()
+    return {key: entry["value"] for key, entry in answer["topic"][topic].items()}
+
+
+def records_kept(bootstrap: str, topic: str) -> tuple[int, int]:
+    """``(records still in the log, end offset)`` of partition 0: fewer records than offsets
+    once the cleaner has removed superseded ones."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             enable_auto_commit=False)
+    try:
+        tp = KafkaTopicPartition(topic, 0)
+        consumer.assign([tp])
+        end = consumer.end_offsets([tp])[tp]
+        kept = 0
+        while consumer.position(tp) < end:
+            kept += sum(len(batch) for batch in consumer.poll(timeout_ms=500).values())
+        return kept, end
+    finally:
+        consumer.close()
+
+
+def test_the_state_topic_is_created_compacted_and_compaction_keeps_restores_exact(
+    compacting_broker: Broker,
+) -> None:
+    bootstrap = compacting_broker.bootstrap
+    store = StateTopicStore({"bootstrap_servers": bootstrap}, "state", request_timeout_s=5.0)
+    try:
+        # A restore before any save (a new deployment) finds nothing and creates nothing,
+        # though the broker creates any topic a metadata request names.
+        assert store.load({P0, P1}).monitors == {}
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            assert "state" not in admin.list_topics()
+            assert store.ensure_topic() is True
+            configs = topic_configs(bootstrap, "state")
+            assert configs["cleanup.policy"] == TOPIC_CONFIG["cleanup.policy"] == "compact"
+            # Roll a segment at every save so the cleaner has closed segments to compact.
+            admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "state", configs={
+                "cleanup.policy": "compact", "segment.ms": "200",
+                "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "100"})])
+        finally:
+            admin.close()
+
+        models = {"a": [P0], "b": [P0], "c": [P1], "d": [P1]}
+        records = stream(7, 4000, models)
+        step = len(records) // SAVES
+        owner = Owner()
+        for save in range(SAVES):
+            fed = records[: (save + 1) * step]
+            owner.feed(records[save * step:(save + 1) * step])
+            store.save(owner.payload())
+            time.sleep(0.25)  # past segment.ms: the next save opens a new segment
+            if save % 10 == 9:  # restores along the way, compacted or not, are exact
+                restored = Owner()
+                restored.restore(store, {P0, P1})
+                assert states_of(restored.monitors) == reference(fed), save
+                assert restored.positions == owner.positions
+
+        deadline = time.monotonic() + COMPACTED_S
+        while True:
+            kept, end = records_kept(bootstrap, "state")
+            if kept < end // 2:
+                break
+            assert time.monotonic() < deadline, f"not compacted: {kept} of {end} records kept"
+            store.save(owner.payload())  # a new segment, so the last save's can be cleaned
+            time.sleep(0.5)
+        restored = Owner()
+        restored.restore(store, {P0, P1})
+        assert states_of(restored.monitors) == reference(records[: SAVES * step])
+        assert restored.positions == owner.positions
+    finally:
+        store.close()
