@@ -91,6 +91,7 @@ from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
 from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
 
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.io.client_quirks import never_create_topics  # a restore creates no topic
 from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
@@ -149,8 +150,7 @@ class Restored:
             that is: their events on these partitions go to a new, partial monitor.
         joins: per restored shard (its first input partition), the join's state
             (:class:`~driftwatch.io.join_shards.JoinShards`).
-        join_covers: per restored shard, {partition: first offset its join does not
-            reflect}.
+        join_covers: per restored shard, {partition: first offset its join lacks}.
         comparisons: the champion/challenger comparisons' states (by name) saved with the
             restored models.
     """
@@ -455,18 +455,13 @@ class StateTopicStore:
         """The last value per key, tombstones applied, read to the end of every partition."""
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
-            # allow_auto_create_topics: a restore before the first save must not create
-            # the topic on a broker with auto.create.topics.enable (Apache Kafka's
-            # default) - it would be created with the broker's defaults, not compacted, and
-            # ensure_topic would then find it there and leave it so.
-            consumer = KafkaConsumer(**self.client_config, group_id=None,
+            consumer = never_create_topics(KafkaConsumer(**self.client_config, group_id=None,
                                      enable_auto_commit=False, auto_offset_reset="earliest",
-                                     allow_auto_create_topics=False,
                                      fetch_max_bytes=64 * 1024 * 1024,
                                      max_partition_fetch_bytes=self.max_record_bytes
                                      + _PRODUCER_OVERHEAD,
                                      request_timeout_ms=max(timeout_ms, 1000) + 500,
-                                     bootstrap_timeout_ms=timeout_ms)
+                                     bootstrap_timeout_ms=timeout_ms))
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: cannot reach the broker: "
                                         f"{error}") from error

@@ -50,10 +50,7 @@ class KafkaRangeSource:
                  idle_timeout_s: float = 30.0) -> None:
         self.name = f"kafka topic {topic}"
         self.topic = topic
-        # A reader never creates what it reads: with Apache Kafka's default
-        # auto.create.topics.enable, asking for a missing topic's metadata would create it.
-        self._config = {**consumer_config, "group_id": None, "enable_auto_commit": False,
-                        "allow_auto_create_topics": False}
+        self._config = {**consumer_config, "group_id": None, "enable_auto_commit": False}
         self._from = from_offset
         self._to = to_offset
         self._idle_timeout_s = idle_timeout_s
@@ -72,8 +69,11 @@ class KafkaRangeSource:
             from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
             from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+            from driftwatch.io.client_quirks import never_create_topics
+
         try:
-            consumer = KafkaConsumer(**self._config)
+            # A reader never creates what it reads (a missing topic is "no such topic").
+            consumer = never_create_topics(KafkaConsumer(**self._config))
         except KafkaError as exc:
             raise SourceError(f"{self.name}: cannot connect: {exc}") from None
         try:

@@ -430,10 +430,12 @@ def test_lag_follows_consumption_between_probes(broker: Broker) -> None:
 def test_broker_loss_and_return(broker: Broker) -> None:
     """Poll keeps returning while the broker is gone; ``ready`` follows it down and back up.
 
-    Tansu keeps everything in memory: the restarted broker is empty (no topic, no group, no
-    committed offset). So this cannot show that records stored in the broker survive an
-    outage; it shows that none of ours is lost around one: everything produced before the
-    outage was consumed and committed first, and everything produced after it arrives.
+    Either way none of ours is lost around the outage: everything produced before it was
+    consumed and committed first, and everything produced after it arrives, once. Tansu keeps
+    everything in memory: its restarted broker is empty (no topic, no group, no committed
+    offset), so the topic is created again and the consumer must rejoin by itself. Apache
+    Kafka keeps its log on disk: there the records from before the outage are still stored
+    after it, and the consumer resumes at its position.
     """
     create_topic(broker.bootstrap)
     before = produce(broker.bootstrap, values("before", 20))
@@ -467,19 +469,34 @@ def test_broker_loss_and_return(broker: Broker) -> None:
             poll_during_outage()
         assert not source.ready and outage_polls >= 5
 
-        broker.start()  # same port; an empty broker
-        create_topic(broker.bootstrap)
-        joins = len(assignments)
-        # The restarted broker does not know the member: the consumer rejoins by itself.
-        # Produce only after that, or the old fetch position (20) would apply to the new log.
-        wait_until(lambda: source.ready and len(assignments) > joins, source.poll, WAIT_S,
-                   "a new assignment from the restarted broker", [source])
+        broker.start()  # same port
+        if broker.persistent:
+            wait_until(lambda: source.ready, source.poll, WAIT_S, "ready again", [source])
+        else:  # an empty broker
+            create_topic(broker.bootstrap)
+            joins = len(assignments)
+            # The restarted broker does not know the member: the consumer rejoins by itself.
+            # Produce only after that, or the old position (20) would apply to the new log.
+            wait_until(lambda: source.ready and len(assignments) > joins, source.poll, WAIT_S,
+                       "a new assignment from the restarted broker", [source])
         after = produce(broker.bootstrap, values("after", 20))
         got = poll_until([source], lambda got: len(got) >= 20)
         time.sleep(0.5)
         got += source.poll()
     assert [r.value for r in got] == after
     assert source.reconnects >= 1
+    if broker.persistent:  # the outage lost nothing the broker had stored
+        consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False,
+                                 auto_offset_reset="earliest")
+        try:
+            consumer.assign([KafkaTopicPartition(TOPIC, 0)])
+            stored: list[bytes] = []
+            deadline = time.monotonic() + WAIT_S
+            while len(stored) < 40 and time.monotonic() < deadline:
+                stored += [r.value for b in consumer.poll(timeout_ms=200).values() for r in b]
+        finally:
+            consumer.close()
+        assert stored == before + after
 
 
 def test_broker_absent_at_start_then_appears(broker_factory: BrokerFactory) -> None:
