@@ -63,17 +63,14 @@ model spread over partitions may have several homes: the record covering the mos
 join's rule above holds per writer only: with ``join`` whole-stream agents keep the file.
 
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
-handed over exactly: its one monitor mixes partitions that different replicas may own. Its
-state is stored under its home partition with the offsets of every partition it saw, so a
-replica owning all of them (one replica, or a restart) restores it exactly; a replica that
-gets one of the other partitions without the home partition starts a second, partial monitor
-for it. Such models are counted (``driftwatch_state_split_models``); key records by model so
-that Kafka's partitioner keeps each model on one partition.
+handed over exactly: its monitor mixes partitions different replicas may own. Its state is
+stored under its home partition with the offsets of every partition it saw: a replica owning
+all of them restores it exactly; one that gets another partition without the home starts a
+second, partial monitor (counted: ``driftwatch_state_split_models``). Key records by model.
 
-Reading: :meth:`StateTopicStore.load` reads the whole topic to its end with a consumer of its
-own (manually assigned, no group) and keeps the last record per key, as a restoring consumer
-must: the broker compacts when it likes, not before a restore. Its cost is the size of the
-uncompacted topic; ``benchmarks/state_topic.py`` measures it.
+Reading: :meth:`StateTopicStore.load` reads the whole topic to its end (no group) and keeps
+the last record per key: the broker compacts when it likes, not before a restore. Its cost is
+the size of the uncompacted topic (``benchmarks/state_topic.py``). Brokers: docs/brokers.md.
 """
 
 from __future__ import annotations
@@ -85,11 +82,13 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped]
+import kafka.errors as kafka_errors  # type: ignore[import-untyped]
+from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
 from kafka import TopicPartition as _KafkaTopicPartition
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
-from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
+from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[unused-ignore]
 
+from driftwatch.io import checkpoint
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
 from driftwatch.io.client_quirks import never_create_topics  # a restore creates no topic
 from driftwatch.io.state_records import dumps as _dumps
@@ -119,10 +118,8 @@ _PRODUCER_OVERHEAD = 64 * 1024
 
 class StateSaveError(OSError):
     """A save to the state topic failed (broker unreachable, a record refused, a timeout).
-
-    An ``OSError``, as a failed file save is: the agent's checkpointer retries it with
-    backoff, counts it and commits nothing meanwhile.
-    """
+    An ``OSError``, as a failed file save is: retried with backoff, counted, nothing committed
+    meanwhile."""
 
 
 class StateTopicUnavailable(OSError):
@@ -151,8 +148,7 @@ class Restored:
         joins: per restored shard (its first input partition), the join's state
             (:class:`~driftwatch.io.join_shards.JoinShards`).
         join_covers: per restored shard, {partition: first offset its join lacks}.
-        comparisons: the champion/challenger comparisons' states (by name) saved with the
-            restored models.
+        comparisons: the comparisons' states (by name) saved with the restored models.
     """
 
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
@@ -235,6 +231,10 @@ class StateTopicStore:
         except TopicAlreadyExistsError:
             self._topic_ready = True
             return False
+        except kafka_errors.IncompatibleBrokerVersion as error:  # -1 before Kafka 2.4
+            raise checkpoint.CheckpointSettingError(("checkpoint", "topic_replication_factor"),
+                f"{self.replication_factor} cannot create state topic {self.topic}: {error} "
+                "(-1, the broker's default, needs Kafka 2.4+; give the factor, e.g. 3)") from error
         except KafkaError as error:
             raise StateSaveError(f"cannot create state topic {self.topic} "
                                  f"(cleanup.policy=compact): {error}") from error

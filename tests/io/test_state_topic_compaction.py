@@ -1,5 +1,6 @@
-"""What only a real broker shows about the state topic: it is created compacted, and the broker
-compacts it during a long run while every restore stays exact (Apache Kafka).
+"""What only a real broker shows about the state topic: it is created compacted, the broker
+compacts it during a long run while every restore stays exact, and a broker too old for the
+default replication factor is refused (Apache Kafka).
 
 Tansu 0.6 answers DescribeConfigs with no entries and never compacts, so these run on Apache
 Kafka only. The broker is the test's own, with the log cleaner checking every half second
@@ -16,6 +17,7 @@ from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
+from driftwatch.io.checkpoint import CheckpointSettingError
 from driftwatch.io.state_topic import TOPIC_CONFIG, StateTopicStore
 from tests.broker import Broker, BrokerFactory
 from tests.io.test_state_topic import P0, P1, Owner, reference, states_of, stream
@@ -117,3 +119,24 @@ def test_the_state_topic_is_created_compacted_and_compaction_keeps_restores_exac
         assert restored.positions == owner.positions
     finally:
         store.close()
+
+
+def test_a_broker_before_2_4_is_refused_the_default_replication_factor(broker: Broker) -> None:
+    """The oldest broker supported (docs/brokers.md): with the default replication factor
+    (-1, the broker's default.replication.factor) the state topic needs Kafka 2.4+, so an
+    older broker is refused at start with the key to change, never a save that fails
+    forever; with an explicit factor it works. kafka-python decides this from the version it
+    detects, so pinning its ``api_version`` to (2, 3) is what a 2.3 broker makes it do."""
+    old_client = {"bootstrap_servers": broker.bootstrap, "api_version": (2, 3)}
+    store = StateTopicStore(old_client, "state-default", request_timeout_s=5.0)
+    with pytest.raises(CheckpointSettingError, match=r"-1 cannot create state topic "
+                       r"state-default: .*\(2, 3\).*needs Kafka 2\.4\+") as refused:
+        store.ensure_topic()
+    assert refused.value.key == ("checkpoint", "topic_replication_factor")
+    store.close()
+    explicit = StateTopicStore(old_client, "state-explicit", replication_factor=1)
+    try:
+        assert explicit.ensure_topic() is True
+        assert topic_configs(broker.bootstrap, "state-explicit")["cleanup.policy"] == "compact"
+    finally:
+        explicit.close()
