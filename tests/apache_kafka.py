@@ -352,6 +352,10 @@ class ApacheKafkaBroker:
             # A new group's first rebalance at once, not after 3 s (the default waits for
             # more members; tests start them one by one anyway).
             "group.initial.rebalance.delay.ms": "0",
+            # The kill tests and benchmarks use a 3 s session timeout so that a SIGKILLed
+            # member's partitions move soon; the broker's default minimum is 6 s (a shorter
+            # one is refused with INVALID_SESSION_TIMEOUT).
+            "group.min.session.timeout.ms": "1000",
         }
         properties.update(self.server_properties)
         return properties
@@ -481,6 +485,11 @@ class ApacheKafkaBroker:
             topics = [topic for topic in admin.list_topics() if not topic.startswith("__")]
             if topics:
                 admin.delete_topics(topics, timeout_ms=10_000)
+            deadline = time.monotonic() + 30.0  # gone for the controller too, not just asked
+            while set(topics) & set(admin.list_topics()):
+                if time.monotonic() > deadline:
+                    raise KafkaError(f"topics not deleted after 30 s: {topics}")
+                time.sleep(0.1)
         finally:
             admin.close()
 
