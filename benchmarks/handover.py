@@ -72,6 +72,10 @@ def run(kills: int, seed: int = 7, kind: str = "tansu") -> str:
                 equal = "yes"
             except AssertionError as error:
                 equal = f"NO: {str(error)[:300]}"
+        except BaseException:  # the agents' side of the story, before their directory goes
+            for agent in agents:
+                print(agent.log(20_000), flush=True)
+            raise
         finally:
             for agent in agents:
                 if agent.running:

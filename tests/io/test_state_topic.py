@@ -1,4 +1,4 @@
-"""The state topic against a real broker (Tansu, one per test): saves, restores, chunks, and
+"""The state topic against a real broker (Tansu and Apache Kafka): saves, restores, chunks, and
 exactness when a save is cut short at every possible record.
 
 The "agent" here is the pure part: :class:`~driftwatch.core.monitor.Monitor` objects fed
@@ -9,6 +9,7 @@ the reference is the same monitors fed every event exactly once.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from typing import Any
 
@@ -18,9 +19,11 @@ from kafka import TopicPartition as KafkaTopicPartition
 
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.io.checkpoint import CheckpointSettingError
 from driftwatch.io.partition_states import PartitionStates
 from driftwatch.io.state_topic import StateSaveError, StateTopicStore, StateTopicUnavailable
 from tests.broker import Broker, free_port
+from tests.integration.helpers import create_topics
 
 CONFIG = MonitorConfig(window_size=50)
 P0, P1 = ("events", 0), ("events", 1)
@@ -116,9 +119,53 @@ def test_the_topic_is_created_once_and_a_save_restores_per_partition(
         assert store.load({("events", 7)}).monitors == {}  # never saved: nothing
     finally:
         store.close()
-    # Tansu 0.6 answers DescribeConfigs with no entries (and drops the connection when asked
-    # for one key), so the broker cannot confirm cleanup.policy here; ensure_topic passes
-    # TOPIC_CONFIG, and a real Kafka shows it with kafka-configs --describe.
+    # That the topic is created compacted is checked where the broker can show it (Apache
+    # Kafka): tests/io/test_state_topic_compaction.py.
+
+
+def test_an_existing_topic_not_compacted_is_refused_where_the_broker_describes_it(
+    broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A state topic made by hand with the broker's default policy (delete) would keep every
+    save and delete states with age. Apache Kafka describes its cleanup.policy and the store
+    refuses it, naming the setting and the fix; Tansu 0.6 describes no configuration, so
+    there the topic is used unchecked, and the log says so."""
+    create_topics(broker.bootstrap, "by-hand", partitions=1)
+    store = store_for(broker, "by-hand")
+    try:
+        if broker.kind == "apache":
+            with pytest.raises(CheckpointSettingError, match=(
+                    r"^state topic by-hand exists with cleanup\.policy=delete, not compact: .*"
+                    r"--entity-name by-hand --add-config cleanup\.policy=compact")) as refused:
+                store.ensure_topic()
+            assert refused.value.key == ("checkpoint", "topic")
+            with pytest.raises(CheckpointSettingError):
+                store.save(Owner().payload())  # nor is a save written to it
+            assert consume_all(broker, "by-hand") == []
+        else:
+            with caplog.at_level(logging.INFO, logger="driftwatch.io.state_topic"):
+                assert store.ensure_topic() is False
+            assert "state topic by-hand: the broker describes no configuration for it; its " \
+                "cleanup.policy is not checked" in caplog.text
+    finally:
+        store.close()
+
+
+def consume_all(broker: Broker, topic: str) -> list[Any]:
+    """Every record of partition 0 of ``topic``, read without a group."""
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                             enable_auto_commit=False)
+    try:
+        tp = KafkaTopicPartition(topic, 0)
+        consumer.assign([tp])
+        end = consumer.end_offsets([tp])[tp]
+        records: list[Any] = []
+        while consumer.position(tp) < end:
+            for batch in consumer.poll(timeout_ms=500).values():
+                records.extend(batch)
+        return records
+    finally:
+        consumer.close()
 
 
 def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker) -> None:

@@ -1,6 +1,6 @@
 """What only a real broker shows about the state topic: it is created compacted, the broker
-compacts it during a long run while every restore stays exact, and a broker too old for the
-default replication factor is refused (Apache Kafka).
+compacts it during a long run while every restore stays exact, an existing topic's policy is
+checked, and a broker too old for the default replication factor is refused (Apache Kafka).
 
 Tansu 0.6 answers DescribeConfigs with no entries and never compacts, so these run on Apache
 Kafka only. The broker is the test's own, with the log cleaner checking every half second
@@ -10,6 +10,7 @@ that the test also shows that reading the state topic never creates it.
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -20,6 +21,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from driftwatch.io.checkpoint import CheckpointSettingError
 from driftwatch.io.state_topic import TOPIC_CONFIG, StateTopicStore
 from tests.broker import Broker, BrokerFactory
+from tests.integration.helpers import create_topics
 from tests.io.test_state_topic import P0, P1, Owner, reference, states_of, stream
 
 pytestmark = pytest.mark.brokers(
@@ -119,6 +121,47 @@ def test_the_state_topic_is_created_compacted_and_compaction_keeps_restores_exac
         assert restored.positions == owner.positions
     finally:
         store.close()
+
+
+def test_an_existing_topic_is_checked_compact_delete_warned_and_a_fixed_one_accepted(
+    broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The check of an existing state topic (the refusal of one without ``compact`` is in
+    tests/io/test_state_topic.py): ``compact,delete`` is used with a warning that names its
+    retention, and a topic refused for ``delete`` is accepted once the fix the refusal
+    names (cleanup.policy=compact) was applied; the agent's own topic draws no warning."""
+    week = str(7 * 24 * 3600 * 1000)
+    create_topics(broker.bootstrap, "both-policies", partitions=1,
+                  configs={"cleanup.policy": "compact,delete", "retention.ms": week})
+    create_topics(broker.bootstrap, "deleting", partitions=1)
+    stores = [StateTopicStore({"bootstrap_servers": broker.bootstrap}, topic)
+              for topic in ("both-policies", "deleting", "agents-own")]
+    try:
+        with caplog.at_level(logging.INFO, logger="driftwatch.io.state_topic"):
+            assert stores[0].ensure_topic() is False
+        assert caplog.messages == [
+            f"state topic both-policies has cleanup.policy=compact,delete: a state not saved "
+            f"for retention.ms ({week} ms) is deleted, so an agent stopped that long restarts "
+            "its partitions without their state"]
+
+        with pytest.raises(CheckpointSettingError, match=r"cleanup\.policy=delete, not compact"):
+            stores[1].ensure_topic()
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        try:  # what the refusal tells the operator to do
+            admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "deleting",
+                                                configs={"cleanup.policy": "compact"})])
+        finally:
+            admin.close()
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="driftwatch.io.state_topic"):
+            assert stores[1].ensure_topic() is False
+            assert stores[2].ensure_topic() is True
+            assert stores[2].ensure_topic() is False
+        assert caplog.messages == ["created state topic agents-own (1 partition(s), "
+                                   "cleanup.policy=compact)"]
+    finally:
+        for store in stores:
+            store.close()
 
 
 def test_a_broker_before_2_4_is_refused_the_default_replication_factor(broker: Broker) -> None:
