@@ -298,6 +298,11 @@ def clean_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.upper().startswith("DRIFTWATCH_")}
 
 
+LAUNCHED: list[AgentProcess] = []
+"""Every agent process launched by this test process, for the teardown that kills those a
+failed test left running (``tests/integration/conftest.py``)."""
+
+
 class AgentProcess:
     """``python -m driftwatch run --config FILE`` as a real subprocess.
 
@@ -341,6 +346,8 @@ class AgentProcess:
                 # retries its broker for ever, a core busy for nothing.
                 preexec_fn=die_with_parent(),
             )
+        if self not in LAUNCHED:
+            LAUNCHED.append(self)
         return self
 
     def start(self) -> AgentProcess:

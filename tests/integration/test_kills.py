@@ -16,13 +16,9 @@ directory is back the agent resumes from its last good checkpoint and ends exact
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
-from collections.abc import Callable, Iterator
 from pathlib import Path
-
-import pytest
 
 from driftwatch.exits import EXIT_INVALID, EXIT_SAVE_FAILED
 from driftwatch.io.checkpoint import FILENAME
@@ -37,19 +33,11 @@ from tests.integration.crashes import (
 from tests.integration.helpers import JOIN_S, wait_for
 
 
-@pytest.fixture
-def kill_run(broker: Broker, tmp_path: Path) -> Iterator[Callable[..., KillRun]]:
-    """``kill_run(seed=, per_model=, produce_seconds=, ...)``: a :class:`KillRun` on this
-    test's broker, whose agent is killed at teardown however the test ended."""
-    with contextlib.ExitStack() as runs:
-        yield lambda **options: runs.enter_context(
-            KillRun(broker.bootstrap, tmp_path, free_port(), **options))
-
-
 def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
-    kill_run: Callable[..., KillRun],
+    broker: Broker, tmp_path: Path
 ) -> None:
-    run = kill_run(seed=31, per_model=5000, produce_seconds=35.0, log=print)
+    run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=31, per_model=5000,
+                  produce_seconds=35.0, log=print)
     run.start_producing()
     for kind in ("early", "save", "random", "early", "save"):
         run.kill_once(kind)
@@ -79,9 +67,10 @@ def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
 
 
 def test_a_failing_save_commits_nothing_and_the_agent_resumes_exactly(
-    kill_run: Callable[..., KillRun], tmp_path: Path
+    broker: Broker, tmp_path: Path
 ) -> None:
-    run = kill_run(seed=32, per_model=2000, produce_seconds=1.0)
+    run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=32, per_model=2000,
+                  produce_seconds=1.0)
     run.start_producing()
     assert run._producing is not None
     run._producing.join(timeout=60)
