@@ -44,7 +44,7 @@ from typing import Any
 from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
-from driftwatch.io.client_quirks import never_create_topics
+from driftwatch.io.client_quirks import finish_interrupted_joins, never_create_topics
 from driftwatch.io.offsets import (
     Listener,
     Offsets,
@@ -420,7 +420,7 @@ class KafkaSource:
         # The constructor blocks until it has bootstrapped, by default for 30 s.
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
-            consumer = never_create_topics(KafkaConsumer(**config))
+            consumer = finish_interrupted_joins(never_create_topics(KafkaConsumer(**config)))
             listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:
                 self._assign_all(consumer)
