@@ -10,8 +10,7 @@ The agent's main loop is a handful of lines::
                 offsets = save_checkpoint()  # the offsets the durable state covers
                 source.commit(offsets)       # exactly those, never more
 
-Delivery is at-least-once, and what the source commits and where a partition resumes is
-the offset policy of :mod:`driftwatch.io.offsets`.
+Delivery is at-least-once; what is committed and where a partition resumes: offsets.py.
 
 Built on kafka-python 3.0 (``KafkaConsumer``/``KafkaProducer``). Behaviour of that client this
 module relies on, verified against a real broker (tests/io/test_kafka.py):
@@ -45,6 +44,7 @@ from typing import Any
 from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+from driftwatch.io.client_quirks import finish_interrupted_joins, never_create_topics
 from driftwatch.io.offsets import (
     Listener,
     Offsets,
@@ -420,7 +420,7 @@ class KafkaSource:
         # The constructor blocks until it has bootstrapped, by default for 30 s.
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
-            consumer = KafkaConsumer(**config)
+            consumer = finish_interrupted_joins(never_create_topics(KafkaConsumer(**config)))
             listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:
                 self._assign_all(consumer)
