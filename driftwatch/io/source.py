@@ -45,6 +45,7 @@ from typing import Any
 from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+from driftwatch.io.first_contact import BrokerRefused, FirstContact, refusal
 from driftwatch.io.offsets import (
     Listener,
     Offsets,
@@ -57,6 +58,11 @@ from driftwatch.io.offsets import (
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
+
+REPEAT_LOG_S = 300.0
+"""While the brokers stay unreachable at first contact, the error is logged again at most
+this often (and whenever its reason changes): the outage stays in the log's last minutes
+without one line per retry; ``/readyz`` and ``driftwatch_not_ready`` show it all along."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,19 @@ class KafkaSource:
       replica's agent sees every event, so all of them export the same window, where a
       shared group would give each a share of the partitions and a partial window.
 
+    First contact: with ``first_contact`` (:class:`~driftwatch.io.first_contact.FirstContact`),
+    no consumer is created before a round of it has reached the brokers. Until then
+    :meth:`poll` waits for the round at most ``poll_timeout_s`` and returns ``[]``; a round
+    that found no broker logs one error naming the addresses and ``kafka.bootstrap_servers``
+    (again only when the reason changes, or after :data:`REPEAT_LOG_S`), sets
+    :attr:`problem` and is tried again with the backoff below; a round whose brokers refused
+    the settings raises :class:`~driftwatch.io.first_contact.BrokerRefused` from :meth:`poll`.
+
+    Refusals: an authorization or authentication error from kafka-python (an ACL missing or
+    removed, the group's READ, which only a join tests) is not retried either: the next
+    :meth:`poll` raises it as :class:`~driftwatch.io.first_contact.BrokerRefused`, naming the
+    topic or group.
+
     Failure behaviour: broker trouble never raises out of :meth:`poll`, :meth:`commit`,
     :meth:`lag` or :meth:`close`. If the consumer cannot be created, or ``KafkaConsumer.poll``
     raises, the source backs off exponentially (``backoff_initial_s`` doubling up to
@@ -115,6 +134,11 @@ class KafkaSource:
     process dies first the records are delivered again.
     Exceptions raised by ``on_assigned`` are re-raised from :meth:`poll` (a bug there must be
     seen); the partitions then resume from the group's committed offsets.
+
+    The consumer never creates the topics it subscribes to (``allow_auto_create_topics`` is
+    False unless ``consumer_config`` says otherwise): a misspelt topic does not become an
+    empty one. While a subscribed topic does not exist, :attr:`problem` names it, and the
+    consumer picks it up once it is created.
 
     :attr:`ready` is True when the broker is reachable and partitions are assigned. Since
     kafka-python shows no outage through its public state, reachability is what the last
@@ -153,6 +177,8 @@ class KafkaSource:
             :meth:`lag` results are cached.
         request_timeout_s: bound on each blocking broker call made from the loop (consumer
             creation, commit, end offsets, close).
+        first_contact: checks the brokers and the settings before the consumer is created
+            (see First contact above); None: the consumer is created at once.
         clock: monotonic seconds; injectable for tests.
 
     Defaults, and why:
@@ -191,6 +217,7 @@ class KafkaSource:
         backoff_max_s: float = 30.0,
         probe_interval_s: float = 5.0,
         request_timeout_s: float = 5.0,
+        first_contact: FirstContact | None = None,
         clock: Clock = time.monotonic,
     ) -> None:
         if bool(topics) == (pattern is not None):
@@ -232,6 +259,7 @@ class KafkaSource:
         self.backoff_max_s = backoff_max_s
         self.probe_interval_s = probe_interval_s
         self.request_timeout_s = request_timeout_s
+        self.first_contact = first_contact
         self.clock = clock
 
         self._consumer: Any = None  # KafkaConsumer, created by the first poll
@@ -243,6 +271,13 @@ class KafkaSource:
             request_timeout_s=request_timeout_s,
         )
         self._reachable = False
+        self._contacted = first_contact is None
+        self._problem: str | None = None  # why the first contact has not succeeded
+        self._problem_logged: tuple[str, float] | None = None
+        self._missing_topics: tuple[str, ...] = ()
+        self._subscribed_ms = math.inf  # client metadata time of the subscription
+        self._refused: BrokerRefused | None = None
+        self._last_error = ""
         self._failures = 0
         self._retry_at = -math.inf  # no new consumer / poll before this clock time
         self._probe_at = -math.inf  # next probe of the broker (end offsets)
@@ -270,6 +305,28 @@ class KafkaSource:
         return self._consumer is not None and self._reachable
 
     @property
+    def problem(self) -> str | None:
+        """Why the source does not deliver records now, in one line naming the setting to
+        look at (``/readyz`` shows it); None when it is ready."""
+        if self._problem is not None:
+            return self._problem
+        if self.ready:
+            return None
+        if self._consumer is None:
+            return "connecting to the brokers of kafka.bootstrap_servers"
+        if not self._reachable:
+            return f"the brokers stopped answering ({self._last_error})"
+        if self._missing_topics:
+            return (f"topic {', '.join(self._missing_topics)} (kafka.topics) does not exist "
+                    "on the brokers; waiting for it to be created (the agent does not create "
+                    "the topics it reads)")
+        if self.whole_stream:
+            return "no partition of kafka.topics is known yet"
+        return (f"no partition assigned in group {self.consumer_config['group_id']} "
+                "(kafka.group_id): the group is rebalancing, or it has more members than the "
+                "topics have partitions")
+
+    @property
     def assignment(self) -> frozenset[TopicPartition]:
         """The partitions currently assigned to this member."""
         return self._offsets.assigned
@@ -290,9 +347,13 @@ class KafkaSource:
         """
         if self._closed:
             raise RuntimeError("KafkaSource is closed")
+        if self._refused is not None:
+            raise self._refused
         now = self.clock()
         if now < self._retry_at:
             time.sleep(min(self._retry_at - now, self.poll_timeout_s))
+            return []
+        if not self._contacted and not self._contact():
             return []
         consumer = self._consumer if self._consumer is not None else self._connect()
         if consumer is None:
@@ -305,6 +366,8 @@ class KafkaSource:
         except KafkaError as exc:
             self._failed("poll", exc, retry=True)
             self._offsets.reraise_hook_error()
+            if self._refused is not None:
+                raise self._refused from exc
             return []
         self._offsets.reraise_hook_error()
         records = [
@@ -410,9 +473,46 @@ class KafkaSource:
 
     # -- internals ----------------------------------------------------------------------------
 
+    def _contact(self) -> bool:
+        """One step of first contact (see the class docstring): True once it reached the
+        brokers; raises :class:`BrokerRefused` when they refused the settings."""
+        assert self.first_contact is not None
+        verdict = self.first_contact.run(self.poll_timeout_s)
+        if verdict is None:
+            return False  # still talking; the loop comes back within poll_timeout_s
+        if verdict.outcome == "refused":
+            self._problem = verdict.message
+            raise BrokerRefused(verdict.message)
+        if verdict.outcome == "unreachable":
+            delay = self._backoff_delay()
+            self._failures += 1
+            self._retry_at = self.clock() + delay
+            self._problem = verdict.message
+            self._log_problem(verdict.message, delay)
+            return False
+        for warning in verdict.warnings:
+            log.warning("%s", warning)
+        self._contacted, self._problem, self._failures = True, None, 0
+        self._retry_at = -math.inf
+        if self._problem_logged is not None:
+            log.info("the brokers of kafka.bootstrap_servers answer now")
+        return True
+
+    def _log_problem(self, message: str, delay: float) -> None:
+        """Log the first contact's ``message`` when it is new, else at most every
+        :data:`REPEAT_LOG_S`: a long outage stays visible without filling the log."""
+        now = self.clock()
+        last = self._problem_logged
+        if last is not None and last[0] == message and now - last[1] < REPEAT_LOG_S:
+            return
+        self._problem_logged = (message, now)
+        log.error("%s; nothing consumed yet; trying again in %.1f s, then less often (up to "
+                  "every %.0f s)", message, delay, self.backoff_max_s)
+
     def _connect(self) -> Any:
         config = dict(self.consumer_config)
         config["enable_auto_commit"] = False
+        config.setdefault("allow_auto_create_topics", False)  # never create what it reads
         if self.whole_stream:
             config["group_id"] = None  # no coordinator, no committed offsets to start from
         config.setdefault("reconnect_backoff_ms", int(self.backoff_initial_s * 1000))
@@ -421,6 +521,7 @@ class KafkaSource:
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
             consumer = KafkaConsumer(**config)
+            self._subscribed_ms = time.monotonic() * 1000  # kafka-python's metadata clock
             listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:
                 self._assign_all(consumer)
@@ -443,6 +544,8 @@ class KafkaSource:
             self._assign_all(consumer)
         partitions = sorted(self._offsets.assigned)
         now = self.clock()
+        if consumer is not None:
+            self._check_topics(consumer)
         if consumer is None or not partitions:
             self._offsets.lag, self._lag_at, self._probe_at = {}, now, now + self.probe_interval_s
             return
@@ -458,6 +561,24 @@ class KafkaSource:
         self._offsets.lag, self._lag_at = lag, self.clock()
         self._probe_at = self._lag_at + self.probe_interval_s
         self._succeeded()
+
+    def _check_topics(self, consumer: Any) -> None:
+        """Note the subscribed topics the client's metadata does not know: they do not exist.
+        Reads the client's metadata cache, without a request (kafka-python itself asks again
+        while a subscribed topic is unknown, so its creation is noticed within seconds)."""
+        cluster = consumer._cluster
+        if not self.topics or \
+                getattr(cluster, "_last_successful_refresh_ms", 0) <= self._subscribed_ms:
+            return  # a pattern names no topic; metadata older than the subscription neither
+        missing = tuple(t for t in self.topics if cluster.partitions_for_topic(t) is None)
+        if missing != self._missing_topics:
+            if missing:
+                log.error("topic %s (kafka.topics) does not exist on the brokers; waiting for "
+                          "it to be created (the agent does not create the topics it reads)",
+                          ", ".join(missing))
+            else:
+                log.info("topic %s exists now", ", ".join(self._missing_topics))
+            self._missing_topics = missing
 
     def _assign_all(self, consumer: Any) -> None:
         """Whole-stream mode: assign every known partition of ``topics``, adding new ones."""
@@ -476,6 +597,14 @@ class KafkaSource:
         self._failures = 0
 
     def _failed(self, what: str, exc: BaseException, *, retry: bool) -> None:
+        contact = self.first_contact
+        refused = refusal(exc, contact.uses if contact is not None else (),
+                          self.consumer_config.get("group_id"), f"Kafka {what}")
+        if refused is not None:  # raised by the next poll: retrying cannot help
+            self._refused = self._refused or refused
+            self._reachable = False
+            return
+        self._last_error = f"{type(exc).__name__}: {exc}"
         delay = self._backoff_delay()
         self._failures += 1
         if self._reachable:

@@ -88,9 +88,14 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped]
 from kafka import TopicPartition as _KafkaTopicPartition
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
-from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
+from kafka.errors import (  # type: ignore[import-untyped]
+    AuthorizationError,
+    KafkaError,
+    TopicAlreadyExistsError,
+)
 
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.io.first_contact import ACL_DOCS, BrokerRefused
 from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
@@ -214,12 +219,18 @@ class StateTopicStore:
 
     # -- topic ------------------------------------------------------------------------------
 
-    def ensure_topic(self) -> bool:
+    def ensure_topic(self, *, exists: bool | None = None) -> bool:
         """Create the topic (compacted) when it is missing; True when this call created it.
+        ``exists``: what a metadata answer already said (True: nothing to create, and no
+        request; a principal may use an existing topic without the CREATE permission).
 
         Raises:
-            StateSaveError: the broker could not be asked or refused the topic.
+            BrokerRefused: the brokers refuse to create it (no CREATE permission).
+            StateSaveError: the broker could not be asked or refused the topic otherwise.
         """
+        if exists:
+            self._topic_ready = True
+            return False
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
             admin = KafkaAdminClient(**self.client_config, request_timeout_ms=timeout_ms,
@@ -235,6 +246,15 @@ class StateTopicStore:
         except TopicAlreadyExistsError:
             self._topic_ready = True
             return False
+        except AuthorizationError as error:
+            if self.topic in admin.list_topics():  # there already, CREATE or not
+                self._topic_ready = True
+                return False
+            raise BrokerRefused(
+                f"the brokers refuse to create state topic {self.topic} (checkpoint.topic): "
+                f"{type(error).__name__}: grant CREATE on it (or on the cluster) to the "
+                "agent's principal, or create it yourself with cleanup.policy=compact "
+                f"(the list: {ACL_DOCS})") from error
         except KafkaError as error:
             raise StateSaveError(f"cannot create state topic {self.topic} "
                                  f"(cleanup.policy=compact): {error}") from error
@@ -254,6 +274,8 @@ class StateTopicStore:
         Raises:
             StateSaveError: a record was not acknowledged by all in-sync replicas within
                 ``request_timeout_s``; what was written is consistent (module docstring).
+            BrokerRefused: the brokers refuse the agent's principal WRITE (or CREATE) on the
+                topic: retrying cannot help.
         """
         if not self._topic_ready:
             self.ensure_topic()
@@ -269,6 +291,8 @@ class StateTopicStore:
             producer.flush(timeout=self.request_timeout_s)
             for future in futures:
                 future.get(timeout=self.request_timeout_s)
+        except AuthorizationError as error:
+            raise self._refused("WRITE", error) from error
         except (KafkaError, ValueError, TypeError) as error:
             raise StateSaveError(f"saving to state topic {self.topic}: "
                                  f"{type(error).__name__}: {error}") from error
@@ -319,6 +343,12 @@ class StateTopicStore:
                                          "rejected": meta["rejected"],
                                          "skipped": meta.get("skipped", 0)})
 
+    def _refused(self, operation: str, error: BaseException) -> BrokerRefused:
+        return BrokerRefused(f"the brokers refuse to let the agent {operation.lower()} state "
+                             f"topic {self.topic} (checkpoint.topic): {type(error).__name__}: "
+                             f"grant {operation} on it to the agent's principal "
+                             f"(the list: {ACL_DOCS})")
+
     def _connect(self) -> Any:
         if self._producer is None:
             timeout_ms = int(self.request_timeout_s * 1000)
@@ -349,6 +379,7 @@ class StateTopicStore:
 
         Raises:
             StateTopicUnavailable: the topic cannot be read to its end (broker trouble).
+            BrokerRefused: the brokers refuse the agent's principal READ on the topic.
             CheckpointError: a record is not one the agent writes, or a model's chunks are
                 missing. Nothing is half-loaded either way.
         """
@@ -457,6 +488,7 @@ class StateTopicStore:
         try:
             consumer = KafkaConsumer(**self.client_config, group_id=None,
                                      enable_auto_commit=False, auto_offset_reset="earliest",
+                                     allow_auto_create_topics=False,
                                      fetch_max_bytes=64 * 1024 * 1024,
                                      max_partition_fetch_bytes=self.max_record_bytes
                                      + _PRODUCER_OVERHEAD,
@@ -491,6 +523,8 @@ class StateTopicStore:
                             latest.pop(message.key, None)
                         else:
                             latest[message.key] = message.value
+        except AuthorizationError as error:
+            raise self._refused("READ", error) from error
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "
                                         f"{error}") from error

@@ -1,0 +1,322 @@
+"""The agent's first contact with its brokers, and what each way of failing it means.
+
+Before it consumes anything the agent talks to every bootstrap address
+(:func:`~driftwatch.io.handshake.handshake`, all at once, on worker threads so that the loop,
+and a Ctrl+C, never wait for a silent address) and turns what happened into a
+:class:`Verdict` naming the setting to look at:
+
+- **reached**: a broker answered every step; the topics and the group the agent uses were
+  checked against the operations its principal may perform (when the broker says: Apache
+  Kafka 2.3+). Warnings (an output topic that does not exist) are logged once.
+- **unreachable**: no address answered: the name did not resolve, the port refused, nothing
+  answered in time. Possibly passing (the brokers are starting, a network is down): the
+  source tries again with backoff, ``/readyz`` says why, and nothing is saved meanwhile.
+- **refused**: the brokers answered and refused the agent's settings: an untrusted
+  certificate, TLS on one side only, a SASL mechanism not offered, refused credentials, a
+  missing ACL, an address that is not a Kafka listener. Retrying cannot help, so the agent
+  stops with :class:`BrokerRefused`: one error naming the setting (``driftwatch run`` exits
+  2, like a bad setting), and no storm of failed logins on the brokers.
+
+:func:`refusal` gives the same treatment to the authorization errors kafka-python raises
+later (an ACL removed while the agent runs, the group's READ, which only a join tests).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import kafka.errors as kafka_errors  # type: ignore[import-untyped]
+
+from driftwatch.io.handshake import Handshake, handshake
+
+__all__ = ["BrokerRefused", "FirstContact", "TopicUse", "Verdict", "explain", "refusal"]
+
+log = logging.getLogger(__name__)
+
+ACL_DOCS = "docs/kafka-security.md"
+"""Where the ACLs the agent needs are listed, for the messages that ask for one."""
+
+
+class BrokerRefused(Exception):
+    """The brokers refuse the agent's settings (authentication, TLS, a missing ACL): retrying
+    cannot help. ``str()`` is one line naming the setting or the ACL; ``driftwatch run``
+    prints it and exits 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicUse:
+    """A topic the agent uses and what it does with it.
+
+    Attributes:
+        topic: the topic's name.
+        setting: the setting that names it (``kafka.topics``, ``checkpoint.topic``, ...).
+        needs: the ACL operations the agent performs on it (``READ``, ``WRITE``; ``DESCRIBE``
+            is implied by either).
+        role: ``input`` (consumed; waited for when missing), ``state`` (the state topic,
+            created when missing, which needs CREATE on it or on the cluster) or ``output``
+            (produced to; the agent does not create it).
+    """
+
+    topic: str
+    setting: str
+    needs: frozenset[str]
+    role: Literal["input", "state", "output"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome of one round of first contact (see the module docstring).
+
+    Attributes:
+        outcome: ``reached``, ``unreachable`` or ``refused``.
+        message: why not reached, in one line naming the setting; empty when reached.
+        warnings: when reached, what deserves one warning (an output topic missing).
+    """
+
+    outcome: Literal["reached", "unreachable", "refused"]
+    message: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """The settings the messages name, as they are set."""
+
+    protocol: str
+    mechanism: str | None
+    username: str | None
+    cafile: str | None
+
+
+def explain(handshakes: Sequence[Handshake], client_config: Mapping[str, Any],
+            uses: Sequence[TopicUse], group: str | None) -> Verdict:
+    """The verdict on one handshake per bootstrap address (see the module docstring).
+
+    A refusal anywhere is the verdict: the settings are the same for every address, so an
+    address that refuses them proves them wrong even while another is down.
+    """
+    settings = _Settings(str(client_config.get("security_protocol", "PLAINTEXT")),
+                         client_config.get("sasl_mechanism"),
+                         client_config.get("sasl_plain_username"),
+                         client_config.get("ssl_cafile"))
+    for shake in handshakes:
+        message = _refused(shake, settings)
+        if message is not None:
+            return Verdict("refused", message)
+    done = next((shake for shake in handshakes if shake.done), None)
+    if done is None:
+        reasons = ", ".join(f"{shake.address} ({_unreachable(shake)})" for shake in handshakes)
+        return Verdict("unreachable", "cannot reach any broker of kafka.bootstrap_servers: "
+                       + reasons)
+    missing = _missing_grants(done, uses, group)
+    if missing:
+        who = f"User:{settings.username}" if settings.username else "the agent's principal"
+        return Verdict("refused", f"the brokers deny {who} what the agent needs: grant "
+                       + "; ".join(missing) + f" (the list: {ACL_DOCS})")
+    warnings = tuple(
+        f"topic {use.topic} ({use.setting}) does not exist: the agent does not create it, "
+        "and what it writes there fails unless the brokers create topics on first use "
+        "(auto.create.topics.enable)"
+        for use in uses
+        if use.role == "output" and (access := done.topics.get(use.topic)) is not None
+        and access.exists is False)
+    return Verdict("reached", warnings=warnings)
+
+
+def _refused(shake: Handshake, settings: _Settings) -> str | None:
+    """The message when this handshake proves the settings wrong, else None."""
+    at = shake.address
+    protocol = f"kafka.security_protocol is {settings.protocol}"
+    if shake.kind == "untrusted":
+        trust = f"kafka.ssl_cafile ({settings.cafile})" if settings.cafile else \
+            "the system's CA certificates (kafka.ssl_cafile is not set)"
+        hint = "; connect by a name its certificate lists, or set " \
+            "kafka.client_options.ssl_check_hostname: false" \
+            if "mismatch" in shake.detail.lower() else ""
+        return (f"the TLS certificate of the broker at {at} is not trusted ({shake.detail}) "
+                f"with {trust}: kafka.ssl_cafile must name the CA that signed it{hint}")
+    if shake.kind == "not_tls":
+        return (f"the listener at {at} does not speak TLS ({shake.detail}), but {protocol}: "
+                "use PLAINTEXT or SASL_PLAINTEXT for it, or the address of its TLS listener "
+                "in kafka.bootstrap_servers")
+    if shake.stage == "tls" and shake.kind == "tls":
+        return (f"the TLS handshake with {at} failed ({shake.detail}): check "
+                "kafka.ssl_cafile, and kafka.ssl_certfile / kafka.ssl_keyfile when the broker "
+                "requires a client certificate")
+    if shake.kind == "tls_listener":
+        return (f"the listener at {at} speaks TLS, but {protocol}: set it to SSL (or "
+                "SASL_SSL), with kafka.ssl_cafile naming the CA of the brokers' certificates")
+    if shake.kind == "mechanism":
+        offered = ", ".join(shake.mechanisms) or "none"
+        return (f"the broker at {at} does not offer the SASL mechanism {settings.mechanism} "
+                f"(kafka.sasl_mechanism); it offers: {offered}")
+    if shake.kind == "credentials":
+        return (f"the broker at {at} refused the SASL {settings.mechanism} credentials of "
+                f"user {settings.username!r} (kafka.sasl_plain_username, "
+                f"kafka.sasl_plain_password): {shake.detail}")
+    if shake.stage == "metadata" and shake.kind == "closed" and \
+            not settings.protocol.startswith("SASL_"):
+        return (f"the listener at {at} closed the connection at the first request after "
+                f"ApiVersions: it requires SASL authentication, but {protocol}: use "
+                "SASL_PLAINTEXT or SASL_SSL, with kafka.sasl_mechanism and its credentials")
+    if shake.kind == "not_kafka":
+        return (f"{at} is not a Kafka listener ({shake.detail}): check "
+                "kafka.bootstrap_servers")
+    return None
+
+
+def _unreachable(shake: Handshake) -> str:
+    if shake.kind == "unknown_host":
+        return f"unknown host: {shake.detail}"
+    if shake.stage == "connect":
+        return shake.detail
+    if shake.kind == "closed":
+        return f"accepted the connection, then {shake.detail}"
+    if shake.kind == "timeout":
+        return "accepted the connection, then no answer in time"
+    return shake.detail
+
+
+def _missing_grants(shake: Handshake, uses: Sequence[TopicUse], group: str | None
+                    ) -> list[str]:
+    """``OPERATION on topic T (setting)`` for each operation the broker says the principal
+    may not perform, and the group's READ when even its coordinator was refused."""
+    missing: list[str] = []
+    for use in uses:
+        access = shake.topics.get(use.topic)
+        if access is None:
+            continue
+        if not access.authorized:
+            denied = sorted(use.needs)
+        elif access.operations is None:
+            continue  # the broker does not say: the first refusal will
+        else:
+            denied = sorted(use.needs - access.operations)
+        if denied:
+            missing.append(f"{' and '.join(denied)} on topic {use.topic} ({use.setting})")
+    if group is not None and shake.group_authorized is False:
+        missing.append(f"READ on group {group} (kafka.group_id)")
+    return missing
+
+
+def refusal(error: BaseException, uses: Iterable[TopicUse], group: str | None,
+            doing: str) -> BrokerRefused | None:
+    """The :class:`BrokerRefused` that a kafka-python ``error`` raised while ``doing``
+    something (``consuming``, ``saving the state``) amounts to, or None when it is not a
+    refusal (then it may pass, and is retried)."""
+    settings = {use.topic: use.setting for use in uses}
+    if isinstance(error, kafka_errors.TopicAuthorizationFailedError):
+        topics = sorted(_topics_of(error) & settings.keys()) or sorted(settings)
+        named = ", ".join(f"{topic} ({settings[topic]})" for topic in topics)
+        return BrokerRefused(f"TopicAuthorizationFailed while {doing}: grant the agent's "
+                             f"principal its ACLs on topic {named} (the list: {ACL_DOCS})")
+    if isinstance(error, kafka_errors.GroupAuthorizationFailedError):
+        return BrokerRefused(f"GroupAuthorizationFailed while {doing}: grant READ on group "
+                             f"{group} (kafka.group_id) to the agent's principal")
+    if isinstance(error, kafka_errors.ClusterAuthorizationFailedError):
+        return BrokerRefused(f"ClusterAuthorizationFailed while {doing}: the agent's "
+                             f"principal lacks a cluster permission (the list: {ACL_DOCS})")
+    if isinstance(error, (kafka_errors.AuthorizationError,
+                          kafka_errors.SaslAuthenticationFailedError)):
+        return BrokerRefused(f"{type(error).__name__} while {doing}: {error} (check the "
+                             f"kafka.sasl_* settings and the ACLs: {ACL_DOCS})")
+    return None
+
+
+def _topics_of(error: BaseException) -> set[str]:
+    """The topics a TopicAuthorizationFailedError names (kafka-python passes them as its
+    argument, a set)."""
+    named: set[str] = set()
+    for argument in getattr(error, "args", ()):
+        if isinstance(argument, set | frozenset | list | tuple):
+            named |= {str(topic) for topic in argument}
+        elif isinstance(argument, str):
+            named.add(argument)
+    return named
+
+
+class FirstContact:
+    """Talks to every bootstrap address at once, on worker threads, and explains the result.
+
+    :meth:`run` starts a round when none is under way and waits for it at most ``wait_s``:
+    it returns the round's :class:`Verdict` when the round ended, else None (the caller
+    polls again later, so a silent address never holds up its loop). After a ``reached``
+    verdict, ``then`` runs on the worker thread with the handshake that reached a broker
+    (the agent creates its state topic there), and the :class:`BrokerRefused` it may raise
+    becomes a ``refused`` verdict.
+
+    Parameters:
+        addresses: ``kafka.bootstrap_servers``.
+        client_config: the kafka-python options (security included).
+        uses: the topics the agent uses (:class:`TopicUse`).
+        group: the consumer group, or None (whole-stream agents have none).
+        timeout_s: bound on each blocking step of a handshake.
+        then: run once a round reached the brokers.
+    """
+
+    def __init__(self, addresses: Sequence[str], client_config: Mapping[str, Any], *,
+                 uses: Sequence[TopicUse] = (), group: str | None = None,
+                 timeout_s: float = 5.0,
+                 then: Callable[[Handshake], None] | None = None) -> None:
+        self.addresses = tuple(addresses)
+        self.client_config = dict(client_config)
+        self.uses = tuple(uses)
+        self.group = group
+        self.timeout_s = timeout_s
+        self.then = then
+        self.rounds = 0
+        """Rounds started (each talks to every address once)."""
+        self._done = threading.Event()
+        self._verdict: Verdict | None = None
+        self._running = False
+
+    def run(self, wait_s: float) -> Verdict | None:
+        """Start a round unless one is under way; its verdict if it ends within ``wait_s``."""
+        if not self._running:
+            self._running = True
+            self._done.clear()
+            self.rounds += 1
+            threading.Thread(target=self._round, name="driftwatch-first-contact",
+                             daemon=True).start()
+        if not self._done.wait(wait_s):
+            return None
+        self._running = False
+        verdict, self._verdict = self._verdict, None
+        assert verdict is not None
+        return verdict
+
+    def _round(self) -> None:
+        results: dict[int, Handshake] = {}
+        topics = [use.topic for use in self.uses]
+
+        def talk(index: int, address: str) -> None:
+            try:
+                results[index] = handshake(address, self.client_config, topics=topics,
+                                           group=self.group, timeout_s=self.timeout_s)
+            except Exception as error:  # a bug here must not hang the round
+                log.exception("first contact with %s failed", address)
+                results[index] = Handshake(address, "connect", "unreachable", repr(error))
+
+        threads = [threading.Thread(target=talk, args=(index, address), daemon=True)
+                   for index, address in enumerate(self.addresses)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        verdict = Verdict("unreachable", "first contact failed")
+        handshakes = [results[index] for index in range(len(threads))]
+        try:
+            verdict = explain(handshakes, self.client_config, self.uses, self.group)
+            if verdict.outcome == "reached" and self.then is not None:
+                self.then(next(shake for shake in handshakes if shake.done))
+        except BrokerRefused as refused:
+            verdict = Verdict("refused", str(refused))
+        except Exception:
+            log.exception("first contact: explaining or following up the handshakes failed")
+        finally:
+            self._verdict = verdict
+            self._done.set()
