@@ -236,7 +236,13 @@ class _Conversation:
                     return responses[0][1]
         except TimeoutError:
             raise _Stopped(self.stage, "timeout", "no answer in time") from None
-        except (ssl.SSLError, OSError) as error:
+        except ssl.SSLError as error:
+            if isinstance(error, ssl.SSLEOFError | ssl.SSLZeroReturnError):
+                raise _Stopped(self.stage, "closed", _tls_text(error)) from None
+            # TLS 1.3: the broker checks the client's certificate after the handshake and
+            # says so in an alert the first read meets (e.g. "certificate required").
+            raise _Stopped("tls", "tls", _tls_text(error)) from None
+        except OSError as error:
             raise _Stopped(self.stage, "closed", _os_text(error)) from None
 
     def api_versions(self) -> dict[int, int]:
