@@ -16,7 +16,7 @@ import sys
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
               "hostile", "replay", "checkpoint", "kills", "comparison",
               "score_drift", "state_topic", "handover",
-              "join_memory")
+              "join_memory", "first_contact")
 
 
 def _machine() -> str:

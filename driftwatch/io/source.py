@@ -81,6 +81,14 @@ class Record:
         return TopicPartition(self.topic, self.partition)
 
 
+def forbid_topic_creation(consumer: Any) -> None:
+    """Make ``consumer``'s metadata requests ask the brokers not to create the topics they
+    name (Metadata's ``allow_auto_topic_creation``, which Apache Kafka honours even with
+    ``auto.create.topics.enable``). kafka-python 3.0 takes ``allow_auto_create_topics`` but
+    never hands it to its metadata, which then always allows creation: set it there."""
+    consumer._cluster.config["allow_auto_create_topics"] = False
+
+
 class KafkaSource:
     """Consume records from Kafka in a consumer group, committing only processed offsets.
 
@@ -135,8 +143,9 @@ class KafkaSource:
     Exceptions raised by ``on_assigned`` are re-raised from :meth:`poll` (a bug there must be
     seen); the partitions then resume from the group's committed offsets.
 
-    The consumer never creates the topics it subscribes to (``allow_auto_create_topics`` is
-    False unless ``consumer_config`` says otherwise): a misspelt topic does not become an
+    The consumer never creates the topics it subscribes to (:func:`forbid_topic_creation`,
+    unless ``consumer_config`` sets ``allow_auto_create_topics``): a misspelt topic does not
+    become an
     empty one. While a subscribed topic does not exist, :attr:`problem` names it, and the
     consumer picks it up once it is created.
 
@@ -512,7 +521,6 @@ class KafkaSource:
     def _connect(self) -> Any:
         config = dict(self.consumer_config)
         config["enable_auto_commit"] = False
-        config.setdefault("allow_auto_create_topics", False)  # never create what it reads
         if self.whole_stream:
             config["group_id"] = None  # no coordinator, no committed offsets to start from
         config.setdefault("reconnect_backoff_ms", int(self.backoff_initial_s * 1000))
@@ -521,6 +529,8 @@ class KafkaSource:
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
             consumer = KafkaConsumer(**config)
+            if not config.get("allow_auto_create_topics", False):
+                forbid_topic_creation(consumer)  # never create what it reads
             self._subscribed_ms = time.monotonic() * 1000  # kafka-python's metadata clock
             listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:

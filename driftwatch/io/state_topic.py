@@ -96,6 +96,7 @@ from kafka.errors import (  # type: ignore[import-untyped]
 
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
 from driftwatch.io.first_contact import ACL_DOCS, BrokerRefused
+from driftwatch.io.source import forbid_topic_creation
 from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
@@ -488,7 +489,6 @@ class StateTopicStore:
         try:
             consumer = KafkaConsumer(**self.client_config, group_id=None,
                                      enable_auto_commit=False, auto_offset_reset="earliest",
-                                     allow_auto_create_topics=False,
                                      fetch_max_bytes=64 * 1024 * 1024,
                                      max_partition_fetch_bytes=self.max_record_bytes
                                      + _PRODUCER_OVERHEAD,
@@ -497,6 +497,7 @@ class StateTopicStore:
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: cannot reach the broker: "
                                         f"{error}") from error
+        forbid_topic_creation(consumer)  # a missing state topic is created compacted, or not
         latest: dict[bytes, bytes] = {}
         try:
             partitions = consumer.partitions_for_topic(self.topic) or set()

@@ -9,8 +9,8 @@ a setting to fix: exit 2 at once. The time to the first line and to the stop is 
 ``python -m benchmarks first_contact`` (tests assert no wall-clock time); the bounds here only
 decide when a stuck run fails.
 
-The same care for a missing topic, refused credentials and TLS mismatches needs Apache Kafka:
-tests/integration/test_security.py.
+A topic that does not exist is named, waited for and read once created. Refused credentials,
+TLS mismatches and ACLs need Apache Kafka: tests/integration/test_security.py.
 """
 
 from __future__ import annotations
@@ -25,10 +25,20 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from kafka.admin import KafkaAdminClient
 
-from driftwatch.exits import EXIT_INVALID, EXIT_NEVER_READY
-from tests.broker import free_port
-from tests.integration.helpers import AgentProcess, agent_settings, http_get, wait_for
+from driftwatch.exits import EXIT_INVALID, EXIT_NEVER_READY, EXIT_OK
+from driftwatch.simulate import generate
+from tests.broker import TansuBroker, free_port
+from tests.integration.helpers import (
+    AgentProcess,
+    agent_settings,
+    create_topics,
+    event_json,
+    http_get,
+    produce,
+    wait_for,
+)
 
 LINE_S = 30.0
 """Bound on the first error line (it comes within milliseconds of the start on an idle
@@ -105,7 +115,8 @@ def test_no_broker_at_the_address_explains_itself_saves_nothing_and_stops_at_onc
     output = agent.output()
     assert code == EXIT_NEVER_READY, output
     assert len(ERROR_LINE.findall(output)) == 1, "one line, not one per retry"
-    assert "save" not in output.replace("nothing was consumed or saved", ""), output
+    assert "save failed" not in output and "final checkpoint" not in output, output
+    assert "stopping: nothing consumed since the last save, so nothing to save" in output
     assert output.rstrip().endswith(
         f"driftwatch: stopped before it was ever ready: cannot reach any broker of "
         f"kafka.bootstrap_servers: {address} (connection refused); nothing was consumed or "
@@ -156,3 +167,46 @@ def test_a_listener_that_is_not_kafka_is_a_setting_to_fix(tmp_path: Path) -> Non
         'Request"): check kafka.bootstrap_servers'), output
     assert len(accepted) == 1, "a refusal is not retried"
     assert "save" not in output
+
+
+def test_a_topic_that_does_not_exist_is_named_not_created_and_a_stop_says_so(
+        tmp_path: Path, broker: TansuBroker) -> None:
+    """The consumer must not create the topic it reads (a misspelt name would become an
+    empty topic, watched for ever): it names it once, /readyz says so, and a stop before the
+    topic exists exits 1 with the reason. That the records come once the topic is created is
+    tested on Apache Kafka (tests/integration/test_security.py): on Tansu kafka-python does
+    not rejoin its group when a subscribed topic appears, so there the agent reads it after
+    a restart."""
+    topic = "created-later"
+    settings = agent_settings(broker.bootstrap, port=free_port(), group="waiting",
+                              checkpoint_dir=tmp_path / "state", topic=topic,
+                              overrides={"checkpoint": {"backend": "kafka"}})
+    agent = AgentProcess(settings, tmp_path, "waiting").start()
+    expected = (f"topic {topic} (kafka.topics) does not exist on the brokers; waiting for it "
+                "to be created (the agent does not create the topics it reads)")
+    wait_for(lambda: f"ERROR driftwatch.io.source: {expected}" in agent.output(), LINE_S,
+             "the line naming the missing topic", diagnostics=agent.log)
+    assert http_get(f"{agent.url}/readyz") == (503, f"not ready: kafka: {expected}".encode())
+    time.sleep(WATCH_S)  # several probes
+    assert topic not in list_topics(broker.bootstrap), "the agent created the topic it reads"
+    code, _ = agent.stop(signal.SIGINT)
+    output = agent.output()
+    assert code == EXIT_NEVER_READY, output
+    assert output.count(expected) == 2, "one line while waiting, one at the stop"
+    assert output.rstrip().endswith(f"driftwatch: stopped before it was ever ready: {expected}; "
+                                    "nothing was consumed or saved, so nothing is lost")
+
+    create_topics(broker.bootstrap, topic)  # and once it exists, the agent reads it
+    events = [event_json(e, "m") for e in generate("stationary", seed=4, length=200)]
+    produce(broker.bootstrap, topic, events)
+    agent.start().wait_processed(len(events))
+    code, _ = agent.stop(signal.SIGTERM)
+    assert code == EXIT_OK, agent.log()
+
+
+def list_topics(bootstrap: str) -> list[str]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        return list(admin.list_topics())
+    finally:
+        admin.close()
