@@ -105,7 +105,9 @@ def kafka_source(agent: Agent) -> KafkaSource:
             ensure_state_topic(store, contact)
     first_contact = FirstContact(kafka.bootstrap_servers, config, uses=kafka_uses(agent),
                                  group=None if whole_stream else kafka.group_id,
-                                 timeout_s=kafka.request_timeout_seconds, then=then)
+                                 timeout_s=kafka.request_timeout_seconds, then=then,
+                                 backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
+                                 backoff_max_s=kafka.reconnect_backoff_max_seconds)
     return KafkaSource(
         config,
         topics=kafka.topics or (),

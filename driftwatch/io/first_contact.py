@@ -24,7 +24,9 @@ later (an ACL removed while the agent runs, the group's READ, which only a join 
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -39,6 +41,11 @@ log = logging.getLogger(__name__)
 
 ACL_DOCS = "docs/kafka-security.md"
 """Where the ACLs the agent needs are listed, for the messages that ask for one."""
+
+REPEAT_LOG_S = 300.0
+"""While no broker answers, the error is logged again at most this often (and whenever its
+reason changes): an outage stays in the log's last minutes without one line per attempt;
+``/readyz`` and ``driftwatch_not_ready`` show it all along."""
 
 
 class BrokerRefused(Exception):
@@ -240,14 +247,18 @@ def _topics_of(error: BaseException) -> set[str]:
 
 
 class FirstContact:
-    """Talks to every bootstrap address at once, on worker threads, and explains the result.
+    """Talks to every bootstrap address at once, on worker threads, until the brokers answer.
 
-    :meth:`run` starts a round when none is under way and waits for it at most ``wait_s``:
-    it returns the round's :class:`Verdict` when the round ended, else None (the caller
-    polls again later, so a silent address never holds up its loop). After a ``reached``
-    verdict, ``then`` runs on the worker thread with the handshake that reached a broker
-    (the agent creates its state topic there), and the :class:`BrokerRefused` it may raise
-    becomes a ``refused`` verdict.
+    :meth:`step`, called by the source's every poll until it returns True, gives the
+    current round at most ``wait_s`` (a silent address never holds up the loop, nor a
+    Ctrl+C). A round that reached the brokers ends first contact (its warnings logged once);
+    one whose brokers refuse the settings raises :class:`BrokerRefused`; one that found no
+    broker sets :attr:`problem`, logs it (once; again when the reason changes, or after
+    :data:`REPEAT_LOG_S`) and is tried again after a backoff of ``backoff_initial_s``,
+    doubling up to ``backoff_max_s``: one connection per address and attempt. After a
+    ``reached`` verdict, ``then`` runs on the worker thread with the handshake that reached
+    a broker (the agent creates its state topic there), and the :class:`BrokerRefused` it
+    may raise becomes a ``refused`` verdict.
 
     Parameters:
         addresses: ``kafka.bootstrap_servers``.
@@ -256,23 +267,81 @@ class FirstContact:
         group: the consumer group, or None (whole-stream agents have none).
         timeout_s: bound on each blocking step of a handshake.
         then: run once a round reached the brokers.
+        backoff_initial_s, backoff_max_s: the wait before the next round after one that
+            found no broker, and its bound.
+        clock: monotonic seconds; injectable for tests.
     """
 
     def __init__(self, addresses: Sequence[str], client_config: Mapping[str, Any], *,
                  uses: Sequence[TopicUse] = (), group: str | None = None,
                  timeout_s: float = 5.0,
-                 then: Callable[[Handshake], None] | None = None) -> None:
+                 then: Callable[[Handshake], None] | None = None,
+                 backoff_initial_s: float = 0.5, backoff_max_s: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.addresses = tuple(addresses)
         self.client_config = dict(client_config)
         self.uses = tuple(uses)
         self.group = group
         self.timeout_s = timeout_s
         self.then = then
+        self.backoff_initial_s = backoff_initial_s
+        self.backoff_max_s = backoff_max_s
+        self.clock = clock
         self.rounds = 0
         """Rounds started (each talks to every address once)."""
+        self.reached = False
+        """Whether a round reached the brokers (first contact is over)."""
+        self.problem: str | None = None
+        """Why the last round did not reach the brokers (None before the first ends)."""
+        self._retry_at = -math.inf
+        self._logged: tuple[str, float] | None = None
         self._done = threading.Event()
         self._verdict: Verdict | None = None
         self._running = False
+
+    @property
+    def talking(self) -> bool:
+        """Whether a round is under way."""
+        return self._running
+
+    def step(self, wait_s: float) -> bool:
+        """Advance first contact by at most about ``wait_s`` (see the class docstring):
+        True once the brokers were reached. Raises :class:`BrokerRefused`."""
+        if self.reached:
+            return True
+        now = self.clock()
+        if now < self._retry_at:
+            time.sleep(min(self._retry_at - now, wait_s))
+            return False
+        verdict = self.run(wait_s)
+        if verdict is None:
+            return False
+        if verdict.outcome == "refused":
+            self.problem = verdict.message
+            raise BrokerRefused(verdict.message)
+        if verdict.outcome == "unreachable":
+            failed = self.rounds  # every round so far: one reaching the brokers ends it
+            delay = min(self.backoff_initial_s * 2.0 ** min(failed - 1, 62),
+                        self.backoff_max_s)
+            self._retry_at = self.clock() + delay
+            self.problem = verdict.message
+            self._log(verdict.message, delay)
+            return False
+        for warning in verdict.warnings:
+            log.warning("%s", warning)
+        if self._logged is not None:
+            log.info("the brokers of kafka.bootstrap_servers answer now")
+        self.reached, self.problem = True, None
+        return True
+
+    def _log(self, message: str, delay: float) -> None:
+        now = self.clock()
+        last = self._logged
+        if last is not None and last[0] == message and now - last[1] < REPEAT_LOG_S:
+            return
+        self._logged = (message, now)
+        log.error("%s; nothing consumed yet; trying again in %.1f s, then less often (up to "
+                  "every %.0f s)", message, delay, self.backoff_max_s)
 
     def run(self, wait_s: float) -> Verdict | None:
         """Start a round unless one is under way; its verdict if it ends within ``wait_s``."""

@@ -59,10 +59,6 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
-REPEAT_LOG_S = 300.0
-"""While the brokers stay unreachable at first contact, the error is logged again at most
-this often (and whenever its reason changes): the outage stays in the log's last minutes
-without one line per retry; ``/readyz`` and ``driftwatch_not_ready`` show it all along."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +116,10 @@ class KafkaSource:
       shared group would give each a share of the partitions and a partial window.
 
     First contact: with ``first_contact`` (:class:`~driftwatch.io.first_contact.FirstContact`),
-    no consumer is created before a round of it has reached the brokers. Until then
-    :meth:`poll` waits for the round at most ``poll_timeout_s`` and returns ``[]``; a round
-    that found no broker logs one error naming the addresses and ``kafka.bootstrap_servers``
-    (again only when the reason changes, or after :data:`REPEAT_LOG_S`), sets
-    :attr:`problem` and is tried again with the backoff below; a round whose brokers refused
-    the settings raises :class:`~driftwatch.io.first_contact.BrokerRefused` from :meth:`poll`.
+    no consumer is created before it has reached the brokers. Until then :meth:`poll` gives
+    it at most ``poll_timeout_s`` and returns ``[]``; :attr:`problem` says why (no broker
+    answers: it logs that once, and tries again with its backoff); settings the brokers
+    refuse raise :class:`~driftwatch.io.first_contact.BrokerRefused` from :meth:`poll`.
 
     Refusals: an authorization or authentication error from kafka-python (an ACL missing or
     removed, the group's READ, which only a join tests) is not retried either: the next
@@ -280,9 +274,6 @@ class KafkaSource:
             request_timeout_s=request_timeout_s,
         )
         self._reachable = False
-        self._contacted = first_contact is None
-        self._problem: str | None = None  # why the first contact has not succeeded
-        self._problem_logged: tuple[str, float] | None = None
         self._missing_topics: tuple[str, ...] = ()
         self._subscribed_ms = math.inf  # client metadata time of the subscription
         self._refused: BrokerRefused | None = None
@@ -317,8 +308,9 @@ class KafkaSource:
     def problem(self) -> str | None:
         """Why the source does not deliver records now, in one line naming the setting to
         look at (``/readyz`` shows it); None when it is ready."""
-        if self._problem is not None:
-            return self._problem
+        if self.first_contact is not None and not self.first_contact.reached:
+            return self.first_contact.problem or "talking to the brokers of " \
+                "kafka.bootstrap_servers for the first time"
         if self.ready:
             return None
         if self._consumer is None:
@@ -362,7 +354,7 @@ class KafkaSource:
         if now < self._retry_at:
             time.sleep(min(self._retry_at - now, self.poll_timeout_s))
             return []
-        if not self._contacted and not self._contact():
+        if self.first_contact is not None and not self.first_contact.step(self.poll_timeout_s):
             return []
         consumer = self._consumer if self._consumer is not None else self._connect()
         if consumer is None:
@@ -481,42 +473,6 @@ class KafkaSource:
         return f"KafkaSource({what}, group_id={self.consumer_config['group_id']!r})"
 
     # -- internals ----------------------------------------------------------------------------
-
-    def _contact(self) -> bool:
-        """One step of first contact (see the class docstring): True once it reached the
-        brokers; raises :class:`BrokerRefused` when they refused the settings."""
-        assert self.first_contact is not None
-        verdict = self.first_contact.run(self.poll_timeout_s)
-        if verdict is None:
-            return False  # still talking; the loop comes back within poll_timeout_s
-        if verdict.outcome == "refused":
-            self._problem = verdict.message
-            raise BrokerRefused(verdict.message)
-        if verdict.outcome == "unreachable":
-            delay = self._backoff_delay()
-            self._failures += 1
-            self._retry_at = self.clock() + delay
-            self._problem = verdict.message
-            self._log_problem(verdict.message, delay)
-            return False
-        for warning in verdict.warnings:
-            log.warning("%s", warning)
-        self._contacted, self._problem, self._failures = True, None, 0
-        self._retry_at = -math.inf
-        if self._problem_logged is not None:
-            log.info("the brokers of kafka.bootstrap_servers answer now")
-        return True
-
-    def _log_problem(self, message: str, delay: float) -> None:
-        """Log the first contact's ``message`` when it is new, else at most every
-        :data:`REPEAT_LOG_S`: a long outage stays visible without filling the log."""
-        now = self.clock()
-        last = self._problem_logged
-        if last is not None and last[0] == message and now - last[1] < REPEAT_LOG_S:
-            return
-        self._problem_logged = (message, now)
-        log.error("%s; nothing consumed yet; trying again in %.1f s, then less often (up to "
-                  "every %.0f s)", message, delay, self.backoff_max_s)
 
     def _connect(self) -> Any:
         config = dict(self.consumer_config)

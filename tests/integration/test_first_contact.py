@@ -48,7 +48,8 @@ WATCH_S = 4.0
 """How long the agent is left retrying before it is stopped: with the backoff of the test
 settings (0.1 s doubling to 1 s) that is several rounds of first contact."""
 
-ERROR_LINE = re.compile(r"ERROR driftwatch\.io\.source: (cannot reach .*)$", re.MULTILINE)
+ERROR_LINE = re.compile(r"ERROR driftwatch\.io\.first_contact: (cannot reach .*)$",
+                        re.MULTILINE)
 
 
 @contextmanager

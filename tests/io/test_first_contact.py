@@ -192,3 +192,42 @@ def test_a_refusal_raised_by_the_follow_up_is_the_verdict(broker: TansuBroker) -
     while result is None and time.monotonic() < deadline:
         result = contact.run(0.05)
     assert result == Verdict("refused", "no CREATE")
+
+
+def test_step_retries_with_backoff_logs_once_and_ends_when_the_brokers_answer(
+        broker: TansuBroker, caplog: pytest.LogCaptureFixture) -> None:
+    """No broker: one error line, the next round only after the backoff (1 s, then 2 s),
+    the same reason not logged again; the brokers answering end first contact."""
+    now = [0.0]
+    down = f"127.0.0.1:{free_port()}"
+    contact = FirstContact([down], {}, backoff_initial_s=1.0, backoff_max_s=8.0,
+                           clock=lambda: now[0])
+
+    def settle() -> bool:
+        """Steps until the round the first one starts has ended."""
+        deadline = time.monotonic() + 30
+        contact.step(0.05)
+        while contact.talking and time.monotonic() < deadline:
+            contact.step(0.05)
+        assert not contact.talking, "no verdict"
+        return contact.reached
+
+    caplog.set_level("INFO", logger="driftwatch.io.first_contact")
+    assert not settle()
+    assert contact.problem == (f"cannot reach any broker of kafka.bootstrap_servers: {down} "
+                               "(connection refused)")
+    assert contact.rounds == 1
+    now[0] += 0.9
+    assert not contact.step(0.01) and contact.rounds == 1, "not before the backoff"
+    now[0] += 0.2
+    assert not settle() and contact.rounds == 2
+    now[0] += 1.5
+    assert not contact.step(0.01) and contact.rounds == 2, "the backoff doubled"
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == [f"{contact.problem}; nothing consumed yet; trying again in 1.0 s, then "
+                      "less often (up to every 8 s)"], "the same reason, logged once"
+
+    contact.addresses = (broker.bootstrap,)  # the brokers are there now
+    now[0] += 1.0
+    assert settle() and contact.problem is None and contact.step(0.01)
+    assert caplog.records[-1].getMessage() == "the brokers of kafka.bootstrap_servers answer now"
