@@ -9,8 +9,9 @@ union of both agents' ``/metrics`` must equal one uninterrupted agent's (the pur
 every record once). Printed: kills, events, the state samples that differ (0 expected),
 whether the union equals the reference, minutes.
 
-``python -m benchmarks handover`` (8 kills, a few minutes, mostly waiting for rebalances;
-``--quick``: 3); ``python -m benchmarks.handover --kills 20`` for more.
+``python -m benchmarks handover [--broker tansu|apache|both]`` (12 kills per broker, a few
+minutes each, mostly waiting for rebalances; ``--quick``: 3);
+``python -m benchmarks.handover --kills 20 --broker apache`` for more.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.broker import TansuBroker, free_port
+from benchmarks.brokers import BROKER_CHOICES, broker_kinds, broker_label, open_broker
+from tests.broker import free_port
 from tests.integration.helpers import AgentProcess, agent_settings, create_topics
 from tests.integration.test_handover import (
     KAFKA,
@@ -37,11 +39,12 @@ from tests.integration.test_handover import (
 SESSION = {"session_timeout_ms": 6000, "max_poll_interval_ms": 5000}
 
 
-def run(kills: int, seed: int = 7) -> None:
+def run(kills: int, seed: int = 7, kind: str = "tansu") -> str:
+    """One run on a broker of ``kind``; returns its table row."""
     started = time.monotonic()
     rng = random.Random(seed)
     records = keyed_stream(seed, 250 * kills)
-    with tempfile.TemporaryDirectory() as directory, TansuBroker() as broker:
+    with tempfile.TemporaryDirectory() as directory, open_broker(kind) as broker:
         create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
         overrides = KAFKA | {"kafka": {"topics": [TOPIC], **SESSION}}
         agents = [AgentProcess(agent_settings(broker.bootstrap, port=free_port(),
@@ -69,25 +72,36 @@ def run(kills: int, seed: int = 7) -> None:
                 equal = "yes"
             except AssertionError as error:
                 equal = f"NO: {str(error)[:300]}"
+        except BaseException:  # the agents' side of the story, before their directory goes
+            for agent in agents:
+                print(agent.log(20_000), flush=True)
+            raise
         finally:
             for agent in agents:
                 if agent.running:
                     agent.stop()
                 agent.kill()
     events = sum(1 for _, value in records if b'"high"' not in value)
-    print("| SIGKILLs (one of two agents) | events | union of /metrics = one uninterrupted "
-          "agent | minutes |")
-    print("|---|---|---|---|")
-    print(f"| {done} | {events} | {equal} | {(time.monotonic() - started) / 60:.1f} |")
+    return (f"| {broker_label(kind)} | {done} | {events} | {equal} "
+            f"| {(time.monotonic() - started) / 60:.1f} |")
 
 
-def main(quick: bool = False) -> None:
-    run(3 if quick else 8)
+def table(kills: int, seed: int, broker: str) -> None:
+    print("| broker | SIGKILLs (one of two agents) | events | union of /metrics = one "
+          "uninterrupted agent | minutes |")
+    print("|---|---|---|---|---|")
+    for kind in broker_kinds(broker):
+        print(run(kills, seed, kind), flush=True)
+
+
+def main(quick: bool = False, broker: str = "both") -> None:
+    table(3 if quick else 12, 7, broker)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m benchmarks.handover", description=__doc__)
-    parser.add_argument("--kills", type=int, default=8)
+    parser.add_argument("--kills", type=int, default=12)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--broker", choices=BROKER_CHOICES, default="both")
     args = parser.parse_args()
-    run(args.kills, args.seed)
+    table(args.kills, args.seed, args.broker)

@@ -71,7 +71,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple
 
-from kafka import KafkaAdminClient  # type: ignore[import-untyped]
+from kafka.admin import KafkaAdminClient, MemberToRemove  # type: ignore[import-untyped]
 from kafka.errors import KafkaConfigurationError, KafkaError  # type: ignore[import-untyped]
 
 from driftwatch.demo.broker import HOST, PortInUse, free_port, port_in_use
@@ -245,6 +245,10 @@ class ApacheKafkaBroker:
             False for a broker that outlives its starter (the command line's ``start``).
     """
 
+    kind = "apache"
+    persistent = True
+    """A restart keeps every topic, record, group and offset (disk storage)."""
+
     def __init__(
         self,
         directory: Path | None = None,
@@ -334,6 +338,11 @@ class ApacheKafkaBroker:
                                                        for name, protocol, _ in listeners),
             "log.dirs": str(self.data_dir),
             "num.partitions": "1",
+            # Topics exist because someone created them, as on Tansu and on most production
+            # clusters (Apache's default creates a topic on any metadata request naming it,
+            # so a client left over from one test could re-create the next test's topics).
+            # A test of the default passes {"auto.create.topics.enable": "true"}.
+            "auto.create.topics.enable": "false",
             # One node: every internal topic with one replica.
             "offsets.topic.replication.factor": "1",
             "transaction.state.log.replication.factor": "1",
@@ -343,6 +352,10 @@ class ApacheKafkaBroker:
             # A new group's first rebalance at once, not after 3 s (the default waits for
             # more members; tests start them one by one anyway).
             "group.initial.rebalance.delay.ms": "0",
+            # The kill tests and benchmarks use a 3 s session timeout so that a SIGKILLed
+            # member's partitions move soon; the broker's default minimum is 6 s (a shorter
+            # one is refused with INVALID_SESSION_TIMEOUT).
+            "group.min.session.timeout.ms": "1000",
         }
         properties.update(self.server_properties)
         return properties
@@ -446,6 +459,45 @@ class ApacheKafkaBroker:
         """Stop, then start on the same ports with the same data (a SIGKILLed broker recovers
         its logs at start, as after a crash)."""
         self.stop(kill=kill)
+        self.start()
+
+    def clear(self) -> None:
+        """Make the running broker empty again, as a new one would be: remove every consumer
+        group (evicting its members first, e.g. those of a SIGKILLed process) and delete
+        every topic but the internal ones. Takes about half a second; it lets one broker
+        serve many tests, each of which expects an empty broker.
+
+        Raises:
+            KafkaError: the broker refused; :meth:`wipe` is the sure way.
+        """
+        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=10_000)
+        try:
+            groups = [group["group_id"] for group in admin.list_groups()]
+            for group_id, group in admin.describe_groups(groups).items():
+                members = [MemberToRemove(member_id=member["member_id"])
+                           for member in group.get("members") or ()]
+                if members:
+                    admin.remove_group_members(group_id, members)
+            failed = {group_id: error for group_id, error in admin.delete_groups(groups).items()
+                      if error != "OK"}
+            if failed:
+                raise KafkaError(f"groups not deleted: {failed}")
+            topics = [topic for topic in admin.list_topics() if not topic.startswith("__")]
+            if topics:
+                admin.delete_topics(topics, timeout_ms=10_000)
+            deadline = time.monotonic() + 30.0  # gone for the controller too, not just asked
+            while set(topics) & set(admin.list_topics()):
+                if time.monotonic() > deadline:
+                    raise KafkaError(f"topics not deleted after 30 s: {topics}")
+                time.sleep(0.1)
+        finally:
+            admin.close()
+
+    def wipe(self) -> None:
+        """Stop the broker (SIGKILL), delete its data and start it again on the same ports:
+        a new, empty broker (a new cluster id), whatever state the old one was in."""
+        self.stop(kill=True)
+        shutil.rmtree(self.data_dir, ignore_errors=True)
         self.start()
 
     def pause(self) -> None:

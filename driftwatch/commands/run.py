@@ -52,6 +52,7 @@ def _run(args: argparse.Namespace) -> int:
         CheckpointDirectoryError,
         CheckpointError,
         CheckpointSaveError,
+        CheckpointSettingError,
     )
     from driftwatch.io.first_contact import BrokerRefused
     from driftwatch.settings import env_name
@@ -69,6 +70,9 @@ def _run(args: argparse.Namespace) -> int:
     except CheckpointDirectoryError as exc:
         print(f"checkpoint.directory ({env_name(('checkpoint', 'directory'))}): {exc}",
               file=sys.stderr)
+        return EXIT_INVALID
+    except CheckpointSettingError as exc:
+        print(f"{'.'.join(exc.key)} ({env_name(exc.key)}): {exc}", file=sys.stderr)
         return EXIT_INVALID
     except CheckpointError as exc:
         print(f"driftwatch: cannot restore the checkpoint: {exc}\nMove it away to start "

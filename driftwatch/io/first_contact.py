@@ -257,8 +257,9 @@ class FirstContact:
     :data:`REPEAT_LOG_S`) and is tried again after a backoff of ``backoff_initial_s``,
     doubling up to ``backoff_max_s``: one connection per address and attempt. After a
     ``reached`` verdict, ``then`` runs on the worker thread with the handshake that reached
-    a broker (the agent creates its state topic there), and the :class:`BrokerRefused` it
-    may raise becomes a ``refused`` verdict.
+    a broker (the agent creates its state topic there); an exception it raises (a
+    :class:`BrokerRefused`, a setting the cluster cannot honour) makes the round ``refused``
+    and is raised by :meth:`step` as it was.
 
     Parameters:
         addresses: ``kafka.bootstrap_servers``.
@@ -295,6 +296,7 @@ class FirstContact:
         """Why the last round did not reach the brokers (None before the first ends)."""
         self._retry_at = -math.inf
         self._logged: tuple[str, float] | None = None
+        self._error: Exception | None = None  # what ``then`` raised
         self._done = threading.Event()
         self._verdict: Verdict | None = None
         self._running = False
@@ -318,7 +320,7 @@ class FirstContact:
             return False
         if verdict.outcome == "refused":
             self.problem = verdict.message
-            raise BrokerRefused(verdict.message)
+            raise self._error or BrokerRefused(verdict.message)
         if verdict.outcome == "unreachable":
             failed = self.rounds  # every round so far: one reaching the brokers ends it
             delay = min(self.backoff_initial_s * 2.0 ** min(failed - 1, 62),
@@ -382,10 +384,9 @@ class FirstContact:
             verdict = explain(handshakes, self.client_config, self.uses, self.group)
             if verdict.outcome == "reached" and self.then is not None:
                 self.then(next(shake for shake in handshakes if shake.done))
-        except BrokerRefused as refused:
-            verdict = Verdict("refused", str(refused))
-        except Exception:
-            log.exception("first contact: explaining or following up the handshakes failed")
+        except Exception as error:  # raised by step(), on the loop's thread
+            self._error = error
+            verdict = Verdict("refused", str(error))
         finally:
             self._verdict = verdict
             self._done.set()

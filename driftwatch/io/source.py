@@ -10,8 +10,7 @@ The agent's main loop is a handful of lines::
                 offsets = save_checkpoint()  # the offsets the durable state covers
                 source.commit(offsets)       # exactly those, never more
 
-Delivery is at-least-once, and what the source commits and where a partition resumes is
-the offset policy of :mod:`driftwatch.io.offsets`.
+Delivery is at-least-once; what is committed and where a partition resumes: offsets.py.
 
 Built on kafka-python 3.0 (``KafkaConsumer``/``KafkaProducer``). Behaviour of that client this
 module relies on, verified against a real broker (tests/io/test_kafka.py):
@@ -45,6 +44,7 @@ from typing import Any
 from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+from driftwatch.io.client_quirks import never_create_topics
 from driftwatch.io.first_contact import BrokerRefused, FirstContact, refusal
 from driftwatch.io.offsets import (
     Listener,
@@ -75,14 +75,6 @@ class Record:
     @property
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
-
-
-def forbid_topic_creation(consumer: Any) -> None:
-    """Make ``consumer``'s metadata requests ask the brokers not to create the topics they
-    name (Metadata's ``allow_auto_topic_creation``, which Apache Kafka honours even with
-    ``auto.create.topics.enable``). kafka-python 3.0 takes ``allow_auto_create_topics`` but
-    never hands it to its metadata, which then always allows creation: set it there."""
-    consumer._cluster.config["allow_auto_create_topics"] = False
 
 
 class KafkaSource:
@@ -137,8 +129,8 @@ class KafkaSource:
     Exceptions raised by ``on_assigned`` are re-raised from :meth:`poll` (a bug there must be
     seen); the partitions then resume from the group's committed offsets.
 
-    The consumer never creates the topics it subscribes to (:func:`forbid_topic_creation`,
-    unless ``consumer_config`` sets ``allow_auto_create_topics``): a misspelt topic does not
+    The consumer never creates the topics it subscribes to
+    (:func:`~driftwatch.io.client_quirks.never_create_topics`): a misspelt topic does not
     become an
     empty one. While a subscribed topic does not exist, :attr:`problem` names it, and the
     consumer picks it up once it is created.
@@ -484,9 +476,7 @@ class KafkaSource:
         # The constructor blocks until it has bootstrapped, by default for 30 s.
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
-            consumer = KafkaConsumer(**config)
-            if not config.get("allow_auto_create_topics", False):
-                forbid_topic_creation(consumer)  # never create what it reads
+            consumer = never_create_topics(KafkaConsumer(**config))
             self._subscribed_ms = time.monotonic() * 1000  # kafka-python's metadata clock
             listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:

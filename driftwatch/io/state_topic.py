@@ -63,17 +63,14 @@ model spread over partitions may have several homes: the record covering the mos
 join's rule above holds per writer only: with ``join`` whole-stream agents keep the file.
 
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
-handed over exactly: its one monitor mixes partitions that different replicas may own. Its
-state is stored under its home partition with the offsets of every partition it saw, so a
-replica owning all of them (one replica, or a restart) restores it exactly; a replica that
-gets one of the other partitions without the home partition starts a second, partial monitor
-for it. Such models are counted (``driftwatch_state_split_models``); key records by model so
-that Kafka's partitioner keeps each model on one partition.
+handed over exactly: its monitor mixes partitions different replicas may own. Its state is
+stored under its home partition with the offsets of every partition it saw: a replica owning
+all of them restores it exactly; one that gets another partition without the home starts a
+second, partial monitor (counted: ``driftwatch_state_split_models``). Key records by model.
 
-Reading: :meth:`StateTopicStore.load` reads the whole topic to its end with a consumer of its
-own (manually assigned, no group) and keeps the last record per key, as a restoring consumer
-must: the broker compacts when it likes, not before a restore. Its cost is the size of the
-uncompacted topic; ``benchmarks/state_topic.py`` measures it.
+Reading: :meth:`StateTopicStore.load` reads the whole topic to its end (no group) and keeps
+the last record per key: the broker compacts when it likes, not before a restore. Its cost is
+the size of the uncompacted topic (``benchmarks/state_topic.py``). Brokers: docs/brokers.md.
 """
 
 from __future__ import annotations
@@ -85,18 +82,20 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped]
+import kafka.errors as kafka_errors  # type: ignore[import-untyped]
+from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
 from kafka import TopicPartition as _KafkaTopicPartition
-from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
-from kafka.errors import (  # type: ignore[import-untyped]
-    AuthorizationError,
-    KafkaError,
-    TopicAlreadyExistsError,
+from kafka.admin import (  # type: ignore[import-untyped]
+    ConfigResource,
+    ConfigResourceType,
+    KafkaAdminClient,
 )
+from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[unused-ignore]
 
+from driftwatch.io import checkpoint
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.io.client_quirks import never_create_topics  # a restore creates no topic
 from driftwatch.io.first_contact import ACL_DOCS, BrokerRefused
-from driftwatch.io.source import forbid_topic_creation
 from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
@@ -124,10 +123,8 @@ _PRODUCER_OVERHEAD = 64 * 1024
 
 class StateSaveError(OSError):
     """A save to the state topic failed (broker unreachable, a record refused, a timeout).
-
-    An ``OSError``, as a failed file save is: the agent's checkpointer retries it with
-    backoff, counts it and commits nothing meanwhile.
-    """
+    An ``OSError``, as a failed file save is: retried with backoff, counted, nothing committed
+    meanwhile."""
 
 
 class StateTopicUnavailable(OSError):
@@ -155,10 +152,8 @@ class Restored:
             that is: their events on these partitions go to a new, partial monitor.
         joins: per restored shard (its first input partition), the join's state
             (:class:`~driftwatch.io.join_shards.JoinShards`).
-        join_covers: per restored shard, {partition: first offset its join does not
-            reflect}.
-        comparisons: the champion/challenger comparisons' states (by name) saved with the
-            restored models.
+        join_covers: per restored shard, {partition: first offset its join lacks}.
+        comparisons: the comparisons' states (by name) saved with the restored models.
     """
 
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
@@ -222,16 +217,20 @@ class StateTopicStore:
 
     def ensure_topic(self, *, exists: bool | None = None) -> bool:
         """Create the topic (compacted) when it is missing; True when this call created it.
-        ``exists``: what a metadata answer already said (True: nothing to create, and no
-        request; a principal may use an existing topic without the CREATE permission).
+        ``exists``: what a metadata answer already said (True: nothing to create; a principal
+        may use an existing topic without the CREATE permission).
+
+        A topic that exists already is checked (:meth:`_check_compacted`): one that is not
+        compacted is refused, since the broker would delete states with age, not replace
+        them, and every restore would read every save of the retention period.
 
         Raises:
             BrokerRefused: the brokers refuse to create it (no CREATE permission).
             StateSaveError: the broker could not be asked or refused the topic otherwise.
+            CheckpointSettingError: the topic exists and is not compacted, or the broker is
+                older than Kafka 2.4 and the replication factor is -1 (the setting to change
+                is the error's ``key``).
         """
-        if exists:
-            self._topic_ready = True
-            return False
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
             admin = KafkaAdminClient(**self.client_config, request_timeout_ms=timeout_ms,
@@ -240,15 +239,25 @@ class StateTopicStore:
             raise StateSaveError(f"state topic {self.topic}: cannot reach the broker: "
                                  f"{error}") from error
         try:
+            if exists:  # nothing to create: only its policy to check
+                self._check_compacted(admin)
+                self._topic_ready = True
+                return False
             admin.create_topics({self.topic: {
                 "num_partitions": self.partitions,
                 "replication_factor": self.replication_factor,
                 "configs": dict(TOPIC_CONFIG)}}, timeout_ms=timeout_ms)
         except TopicAlreadyExistsError:
+            self._check_compacted(admin)
             self._topic_ready = True
             return False
-        except AuthorizationError as error:
+        except kafka_errors.IncompatibleBrokerVersion as error:  # -1 before Kafka 2.4
+            raise checkpoint.CheckpointSettingError(("checkpoint", "topic_replication_factor"),
+                f"{self.replication_factor} cannot create state topic {self.topic}: {error} "
+                "(-1, the broker's default, needs Kafka 2.4+; give the factor, e.g. 3)") from error
+        except kafka_errors.AuthorizationError as error:
             if self.topic in admin.list_topics():  # there already, CREATE or not
+                self._check_compacted(admin)
                 self._topic_ready = True
                 return False
             raise BrokerRefused(
@@ -265,6 +274,46 @@ class StateTopicStore:
         log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
                  self.topic, self.partitions)
         return True
+
+    def _check_compacted(self, admin: Any) -> None:
+        """Refuse an existing state topic whose ``cleanup.policy`` lacks ``compact``.
+
+        On such a topic (``delete``, the broker's default for topics created by hand or by
+        auto-creation) a save appends instead of replacing: every restore reads every save
+        of the retention period (7 days by default: tens of thousands of saves), and once a
+        stopped agent's last save is older than ``retention.ms`` its states are gone and its
+        partitions start afresh. ``compact,delete`` keeps the last state per key but still
+        deletes it after ``retention.ms``: accepted, with a warning. A broker that describes
+        no configuration (Tansu 0.6; one that denies DescribeConfigs, whose per-topic error
+        kafka-python drops) cannot be checked: logged, accepted.
+        """
+        try:  # every key: Tansu 0.6 drops the connection when asked for named ones
+            described = admin.describe_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, self.topic)], config_filter="all")
+        except KafkaError as error:
+            log.info("state topic %s: its configuration could not be described (%s); its "
+                     "cleanup.policy is not checked", self.topic, error)
+            return
+        configs = described.get("topic", {}).get(self.topic, {})
+        policy = (configs.get("cleanup.policy") or {}).get("value")
+        if policy is None:
+            log.info("state topic %s: the broker describes no configuration for it; its "
+                     "cleanup.policy is not checked", self.topic)
+            return
+        policies = {part.strip() for part in policy.split(",")}
+        if "compact" not in policies:
+            raise checkpoint.CheckpointSettingError(("checkpoint", "topic"),
+                f"state topic {self.topic} exists with cleanup.policy={policy}, not compact: "
+                "the broker would delete saved states after retention.ms and every restore "
+                "would read every save; make it compacted (kafka-configs.sh --alter "
+                f"--entity-type topics --entity-name {self.topic} --add-config "
+                "cleanup.policy=compact) or name a topic the agent may create")
+        if "delete" in policies:
+            retention = (configs.get("retention.ms") or {}).get("value")
+            log.warning("state topic %s has cleanup.policy=%s: a state not saved for "
+                        "retention.ms (%s ms) is deleted, so an agent stopped that long "
+                        "restarts its partitions without their state", self.topic, policy,
+                        retention)
 
     # -- save -------------------------------------------------------------------------------
 
@@ -292,7 +341,7 @@ class StateTopicStore:
             producer.flush(timeout=self.request_timeout_s)
             for future in futures:
                 future.get(timeout=self.request_timeout_s)
-        except AuthorizationError as error:
+        except kafka_errors.AuthorizationError as error:
             raise self._refused("WRITE", error) from error
         except (KafkaError, ValueError, TypeError) as error:
             raise StateSaveError(f"saving to state topic {self.topic}: "
@@ -487,17 +536,16 @@ class StateTopicStore:
         """The last value per key, tombstones applied, read to the end of every partition."""
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
-            consumer = KafkaConsumer(**self.client_config, group_id=None,
+            consumer = never_create_topics(KafkaConsumer(**self.client_config, group_id=None,
                                      enable_auto_commit=False, auto_offset_reset="earliest",
                                      fetch_max_bytes=64 * 1024 * 1024,
                                      max_partition_fetch_bytes=self.max_record_bytes
                                      + _PRODUCER_OVERHEAD,
                                      request_timeout_ms=max(timeout_ms, 1000) + 500,
-                                     bootstrap_timeout_ms=timeout_ms)
+                                     bootstrap_timeout_ms=timeout_ms))
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: cannot reach the broker: "
                                         f"{error}") from error
-        forbid_topic_creation(consumer)  # a missing state topic is created compacted, or not
         latest: dict[bytes, bytes] = {}
         try:
             partitions = consumer.partitions_for_topic(self.topic) or set()
@@ -524,7 +572,7 @@ class StateTopicStore:
                             latest.pop(message.key, None)
                         else:
                             latest[message.key] = message.value
-        except AuthorizationError as error:
+        except kafka_errors.AuthorizationError as error:
             raise self._refused("READ", error) from error
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "

@@ -86,7 +86,8 @@ class CheckpointSettings(_Section):
         le=100,
         description=(
             "Replication factor of the state topic when the agent creates it; -1 takes the "
-            "broker's default.replication.factor (use 3 in production clusters)."
+            "broker's default.replication.factor (use 3 in production clusters). -1 needs "
+            "Kafka 2.4+: on an older broker the agent refuses to start until it is set."
         ),
     )
     max_record_bytes: int = Field(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 from tests.integration.helpers import (
     TOPIC,
     AgentProcess,
@@ -27,14 +27,14 @@ from tests.integration.helpers import (
 
 
 @pytest.fixture
-def topic(broker: TansuBroker) -> str:
+def topic(broker: Broker) -> str:
     """The events topic, created (one partition) on this test's broker."""
     create_topics(broker.bootstrap, TOPIC)
     return TOPIC
 
 
 @pytest.fixture
-def start_agent(tmp_path: Path, broker: TansuBroker) -> Iterator[StartAgent]:
+def start_agent(tmp_path: Path, broker: Broker) -> Iterator[StartAgent]:
     """``start_agent(name="agent", overrides=None, *, group=None, start=True)``.
 
     An :class:`AgentProcess` consuming :data:`TOPIC` of this test's broker, with its metrics on

@@ -170,10 +170,12 @@ class Metrics:
 # Kafka
 
 
-def create_topics(bootstrap: str, *names: str, partitions: int = 1) -> None:
+def create_topics(bootstrap: str, *names: str, partitions: int = 1,
+                  configs: Mapping[str, str] | None = None) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        admin.create_topics([NewTopic(name, partitions, 1) for name in names])
+        admin.create_topics([NewTopic(name, partitions, 1, topic_configs=dict(configs or {}))
+                             for name in names])
     finally:
         admin.close()
 

@@ -29,7 +29,7 @@ from kafka.admin import KafkaAdminClient
 
 from driftwatch.exits import EXIT_INVALID, EXIT_NEVER_READY, EXIT_OK
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 from tests.integration.helpers import (
     AgentProcess,
     agent_settings,
@@ -171,7 +171,7 @@ def test_a_listener_that_is_not_kafka_is_a_setting_to_fix(tmp_path: Path) -> Non
 
 
 def test_a_topic_that_does_not_exist_is_named_not_created_and_a_stop_says_so(
-        tmp_path: Path, broker: TansuBroker) -> None:
+        tmp_path: Path, broker: Broker) -> None:
     """The consumer must not create the topic it reads (a misspelt name would become an
     empty topic, watched for ever): it names it once, /readyz says so, and a stop before the
     topic exists exits 1 with the reason. That the records come once the topic is created is

@@ -22,7 +22,7 @@ from kafka import KafkaProducer
 
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.crashes import reference
 from tests.integration.helpers import (
     JOIN_S,
@@ -114,7 +114,7 @@ def assert_union_is_reference(agents: Sequence[AgentProcess], records: Keyed) ->
 
 
 def test_a_restart_with_an_empty_disk_restores_from_the_state_topic(
-    broker: TansuBroker, start_agent: StartAgent, tmp_path: Path
+    broker: Broker, start_agent: StartAgent, tmp_path: Path
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records = keyed_stream(41, 400)
@@ -141,7 +141,7 @@ def test_a_restart_with_an_empty_disk_restores_from_the_state_topic(
 
 
 def test_sigkill_one_of_two_agents_and_the_other_takes_over_exactly(
-    broker: TansuBroker, start_agent: StartAgent
+    broker: Broker, start_agent: StartAgent
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records = keyed_stream(42, 700)
@@ -163,7 +163,7 @@ def test_sigkill_one_of_two_agents_and_the_other_takes_over_exactly(
 
 
 def test_scale_one_to_three_and_back_to_one(
-    broker: TansuBroker, start_agent: StartAgent
+    broker: Broker, start_agent: StartAgent
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records = keyed_stream(43, 600)

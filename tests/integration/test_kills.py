@@ -23,7 +23,7 @@ from pathlib import Path
 from driftwatch.exits import EXIT_INVALID, EXIT_SAVE_FAILED
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.settings import Settings
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 from tests.integration.crashes import (
     MONITORING,
     KillRun,
@@ -34,7 +34,7 @@ from tests.integration.helpers import JOIN_S, wait_for
 
 
 def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
-    broker: TansuBroker, tmp_path: Path
+    broker: Broker, tmp_path: Path
 ) -> None:
     run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=31, per_model=5000,
                   produce_seconds=35.0, log=print)
@@ -67,7 +67,7 @@ def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
 
 
 def test_a_failing_save_commits_nothing_and_the_agent_resumes_exactly(
-    broker: TansuBroker, tmp_path: Path
+    broker: Broker, tmp_path: Path
 ) -> None:
     run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=32, per_model=2000,
                   produce_seconds=1.0)

@@ -22,7 +22,7 @@ from driftwatch.io.first_contact import (
     refusal,
 )
 from driftwatch.io.handshake import Handshake, TopicAccess
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 
 EVERYTHING = frozenset({"READ", "WRITE", "CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER",
                         "ALTER_CONFIGS", "DELETE"})
@@ -164,7 +164,7 @@ def test_kafka_python_refusals_name_the_topic_or_group() -> None:
 
 
 def test_first_contact_never_blocks_longer_than_asked_and_follows_up_once_reached(
-        broker: TansuBroker) -> None:
+        broker: Broker) -> None:
     seen: list[Handshake] = []
     contact = FirstContact([f"127.0.0.1:{free_port()}"], {}, timeout_s=2.0)
     result = None
@@ -182,7 +182,7 @@ def test_first_contact_never_blocks_longer_than_asked_and_follows_up_once_reache
     assert [shake.address for shake in seen] == [broker.bootstrap]
 
 
-def test_a_refusal_raised_by_the_follow_up_is_the_verdict(broker: TansuBroker) -> None:
+def test_a_refusal_raised_by_the_follow_up_is_the_verdict(broker: Broker) -> None:
     def refuse(_: Handshake) -> None:
         raise BrokerRefused("no CREATE")
 
@@ -195,7 +195,7 @@ def test_a_refusal_raised_by_the_follow_up_is_the_verdict(broker: TansuBroker) -
 
 
 def test_step_retries_with_backoff_logs_once_and_ends_when_the_brokers_answer(
-        broker: TansuBroker, caplog: pytest.LogCaptureFixture) -> None:
+        broker: Broker, caplog: pytest.LogCaptureFixture) -> None:
     """No broker: one error line, the next round only after the backoff (1 s, then 2 s),
     the same reason not logged again; the brokers answering end first contact."""
     now = [0.0]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from driftwatch.io.handshake import TopicAccess, handshake
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 from tests.integration.helpers import create_topics
 
 TLS_ALERT = b"\x15\x03\x03\x00\x02\x02\x50"
@@ -99,16 +99,21 @@ def test_a_listener_that_is_not_kafka_is_quoted() -> None:
     assert shake.detail == 'it answered "HTTP/1.1 400 Bad Request"'  # 24 bytes at most
 
 
-def test_a_broker_answers_every_step_and_creates_no_topic(broker: TansuBroker) -> None:
+def test_a_broker_answers_every_step_and_creates_no_topic(broker: Broker,
+                                                          broker_kind: str) -> None:
     create_topics(broker.bootstrap, "events")
     shake = handshake(broker.bootstrap, {"client_id": "test"}, topics=["events", "absent"],
                       group="g")
     assert shake.done and shake.answered
     assert shake.authenticated is None  # no SASL
-    # Tansu reports no authorized operations (it has no ACLs); Apache Kafka does (see
-    # tests/integration/test_security.py).
-    assert shake.topics == {"events": TopicAccess(exists=True),
-                            "absent": TopicAccess(exists=False)}
+    # Tansu reports no permitted operations (it has no ACLs); Apache Kafka without an
+    # authorizer permits every one (with one: tests/integration/test_security.py).
+    every = None if broker_kind == "tansu" else frozenset(
+        {"READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "DESCRIBE_CONFIGS",
+         "ALTER_CONFIGS"})
+    assert shake.topics == {"events": TopicAccess(exists=True, operations=every),
+                            "absent": TopicAccess(exists=False, operations=every)}
     assert shake.group_authorized is True
     again = handshake(broker.bootstrap, {}, topics=["absent"])
-    assert again.topics == {"absent": TopicAccess(exists=False)}, "asking created it"
+    assert again.topics == {"absent": TopicAccess(exists=False, operations=every)}, \
+        "asking created it"
