@@ -395,7 +395,7 @@ class MemorySource(Generic[R]):
 
     @property
     def problem(self) -> str | None:
-        return None if self.ready else "closed" if self._closed else "not polled yet"
+        return None  # a list of records has nothing to be waited for
 
     @property
     def exhausted(self) -> bool:

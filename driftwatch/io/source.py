@@ -306,7 +306,8 @@ class KafkaSource:
         if self.ready:
             return None
         if self._consumer is None:
-            return "connecting to the brokers of kafka.bootstrap_servers"
+            return f"cannot create the Kafka consumer ({self._last_error})" \
+                if self._last_error else "connecting to the brokers of kafka.bootstrap_servers"
         if not self._reachable:
             return f"the brokers stopped answering ({self._last_error})"
         if self._missing_topics:
