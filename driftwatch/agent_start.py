@@ -41,6 +41,10 @@ log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger nam
 
 __all__ = ["kafka_source", "kafka_uses", "resume_offsets", "start"]
 
+PROXY_OPTIONS = ("proxy_url", "socks5_proxy")
+"""kafka-python options that route its connections through a proxy, which the first
+contact's own connections would not take."""
+
 
 def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     """Restore the checkpoint, then start the state store, the producers, the metrics
@@ -103,11 +107,17 @@ def kafka_source(agent: Agent) -> KafkaSource:
     if isinstance(store, StateTopicStore):
         def then(contact: Handshake) -> None:
             ensure_state_topic(store, contact)
-    first_contact = FirstContact(kafka.bootstrap_servers, config, uses=kafka_uses(agent),
-                                 group=None if whole_stream else kafka.group_id,
-                                 timeout_s=kafka.request_timeout_seconds, then=then,
-                                 backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
-                                 backoff_max_s=kafka.reconnect_backoff_max_seconds)
+    first_contact: FirstContact | None = FirstContact(
+        kafka.bootstrap_servers, config, uses=kafka_uses(agent),
+        group=None if whole_stream else kafka.group_id,
+        timeout_s=kafka.request_timeout_seconds, then=then,
+        backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
+        backoff_max_s=kafka.reconnect_backoff_max_seconds)
+    if any(config.get(key) for key in PROXY_OPTIONS):
+        # The handshakes connect directly; through a proxy they would find nothing.
+        log.info("the brokers are reached through a proxy (kafka.client_options): the first "
+                 "contact's checks are skipped")
+        first_contact = None
     return KafkaSource(
         config,
         topics=kafka.topics or (),

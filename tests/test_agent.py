@@ -17,6 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.agent import BEYOND_LOG_END, FINAL_SAVE_ATTEMPTS, Agent
+from driftwatch.agent_start import kafka_source
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.exits import EXIT_CHECKPOINT, EXIT_INVALID
@@ -504,3 +505,22 @@ def test_readyz_and_the_ready_metric_come_from_one_snapshot(tmp_path: Path) -> N
         assert (status, ready) == (503, 0.0)
         assert body.startswith("not ready: checkpoint: the last save failed (IsADirectoryError")
         assert body.endswith("; nothing is committed until a save succeeds"), body
+
+
+def test_the_first_contact_checks_every_topic_the_agent_uses_unless_through_a_proxy(
+        tmp_path: Path) -> None:
+    """The first contact's handshakes connect directly: through a proxy
+    (kafka.client_options.proxy_url) they would find no broker, so they are skipped."""
+    settings = {"kafka": {"topics": ["scores"], "group_id": "g", "dead_letter_topic": "bad",
+                          "alarms_topic": "alarms"}}
+    agent = Agent(Settings(**settings))
+    source = kafka_source(agent)
+    assert source.first_contact is not None and source.first_contact.group == "g"
+    assert [(use.topic, use.setting, sorted(use.needs), use.role)
+            for use in source.first_contact.uses] == [
+        ("scores", "kafka.topics", ["READ"], "input"),
+        ("g-state", "checkpoint.topic", ["READ", "WRITE"], "state"),
+        ("bad", "kafka.dead_letter_topic", ["WRITE"], "output"),
+        ("alarms", "kafka.alarms_topic", ["WRITE"], "output")]
+    settings["kafka"]["client_options"] = {"proxy_url": "socks5://127.0.0.1:1080"}
+    assert kafka_source(Agent(Settings(**settings))).first_contact is None

@@ -60,7 +60,6 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Record:
     """One consumed Kafka record: where it came from and its raw bytes."""
@@ -131,9 +130,8 @@ class KafkaSource:
 
     The consumer never creates the topics it subscribes to
     (:func:`~driftwatch.io.client_quirks.never_create_topics`): a misspelt topic does not
-    become an
-    empty one. While a subscribed topic does not exist, :attr:`problem` names it, and the
-    consumer picks it up once it is created.
+    become an empty one. While a subscribed topic does not exist, :attr:`problem` names it
+    (logged once), and the consumer picks it up once it is created.
 
     :attr:`ready` is True when the broker is reachable and partitions are assigned. Since
     kafka-python shows no outage through its public state, reachability is what the last
