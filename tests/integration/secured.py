@@ -28,11 +28,14 @@ from typing import Any
 
 from kafka.admin import (
     ACL,
+    ACLFilter,
     ACLOperation,
     ACLPermissionType,
+    ACLResourcePatternType,
     KafkaAdminClient,
     NewTopic,
     ResourcePattern,
+    ResourcePatternFilter,
     ResourceType,
 )
 
@@ -178,6 +181,17 @@ class SecuredKafka:
         try:
             result = admin.create_acls(list(acls))
             assert not result["failed"], result["failed"]
+        finally:
+            admin.close()
+
+    def revoke(self, principal: str, operation: str, resource: str, name: str) -> None:
+        """Delete the ALLOW ACL :func:`acl` makes of these."""
+        admin = self.admin()
+        try:
+            admin.delete_acls([ACLFilter(
+                principal, "*", ACLOperation[operation], ACLPermissionType.ALLOW,
+                ResourcePatternFilter(ResourceType[resource], name,
+                                      ACLResourcePatternType.LITERAL))])
         finally:
             admin.close()
 

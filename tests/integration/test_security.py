@@ -60,7 +60,7 @@ MISSING = [("READ", "TOPIC", "input"), ("READ", "GROUP", "group"), ("READ", "TOP
            ("WRITE", "TOPIC", "dead"), ("WRITE", "TOPIC", "alarms")]
 """Each ACL of the documented list, by role: the cases of the missing-ACL test."""
 
-USERS = ("driftwatch", "tls-checker", "describer", "waiter", "wrong-password",
+USERS = ("driftwatch", "tls-checker", "describer", "waiter", "wrong-password", "revoked",
          *(f"lacks-{operation.lower()}-{role}" for operation, _, role in MISSING))
 
 
@@ -223,6 +223,33 @@ def test_a_group_that_may_be_described_but_not_read_is_refused_at_the_join(
     assert refused(agent(tmp_path, "describer", kafka)) == (
         "GroupAuthorizationFailed while Kafka poll: grant READ on group describer-group "
         "(kafka.group_id) to the agent's principal")
+
+
+def test_an_acl_removed_while_the_agent_runs_stops_it_naming_the_topic(
+        secured: SecuredKafka, tmp_path: Path) -> None:
+    """READ on the input topic revoked under a running agent: the next fetch is refused,
+    and the agent stops with exit 2 naming the topic, rather than retrying for ever."""
+    n = names("revoked")
+    secured.create_topics(n["topic"])
+    secured.grant(agent_acls("User:revoked", topics=[n["topic"]], group=n["group"],
+                             state_topic=n["state"]))
+    events = [event_json(e, "m") for e in generate("stationary", seed=6, length=400)]
+    produce(secured.plaintext, n["topic"], events[:200])
+    kafka = secured.kafka_settings("SASL_PLAINTEXT", "revoked") | {"topics": [n["topic"]],
+                                                                   "group_id": n["group"]}
+    process = agent(tmp_path, "revoked", kafka).start()
+    process.wait_processed(200)
+    secured.revoke("User:revoked", "READ", "TOPIC", n["topic"])
+    produce(secured.plaintext, n["topic"], events[200:])
+    code = process.wait_exit(EXIT_S)
+    output = process.output()
+    assert code == EXIT_INVALID, output
+    last = output.rstrip().splitlines()[-1]
+    assert re.fullmatch(  # refused by a fetch, or by the idle loop's lag probe
+        r"driftwatch: TopicAuthorizationFailed while Kafka (poll|probe): grant the agent's "
+        rf"principal its ACLs on topic {n['topic']} \(kafka\.topics\) \(the list: "
+        r"docs/kafka-security\.md\)", last), last
+    assert "Traceback" not in output
 
 
 def test_refused_credentials_are_one_error_naming_the_setting_and_one_failed_login(
