@@ -17,8 +17,10 @@ and a Ctrl+C, never wait for a silent address) and turns what happened into a
   stops with :class:`BrokerRefused`: one error naming the setting (``driftwatch run`` exits
   2, like a bad setting), and no storm of failed logins on the brokers.
 
-:func:`refusal` gives the same treatment to the authorization errors kafka-python raises
-later (an ACL removed while the agent runs, the group's READ, which only a join tests).
+:func:`refusal` gives the same treatment to the errors kafka-python raises later that
+retrying cannot mend: authorization (an ACL removed while the agent runs, the group's READ,
+which only a join tests) and a group join the brokers refuse (``kafka.session_timeout_ms``
+outside their bounds, a group id shared with another application).
 """
 
 from __future__ import annotations
@@ -224,6 +226,10 @@ def refusal(error: BaseException, uses: Iterable[TopicUse], group: str | None,
     if isinstance(error, kafka_errors.GroupAuthorizationFailedError):
         return BrokerRefused(f"GroupAuthorizationFailed while {doing}: grant READ on group "
                              f"{group} (kafka.group_id) to the agent's principal")
+    group_setting = _GROUP_REFUSALS.get(type(error))
+    if group_setting is not None:
+        return BrokerRefused(f"{type(error).__name__} while {doing}, joining group {group}: "
+                             + group_setting)
     if isinstance(error, kafka_errors.ClusterAuthorizationFailedError):
         return BrokerRefused(f"ClusterAuthorizationFailed while {doing}: the agent's "
                              f"principal lacks a cluster permission (the list: {ACL_DOCS})")
@@ -232,6 +238,22 @@ def refusal(error: BaseException, uses: Iterable[TopicUse], group: str | None,
         return BrokerRefused(f"{type(error).__name__} while {doing}: {error} (check the "
                              f"kafka.sasl_* settings and the ACLs: {ACL_DOCS})")
     return None
+
+
+_GROUP_REFUSALS: dict[type[BaseException], str] = {
+    kafka_errors.InvalidSessionTimeoutError: (
+        "kafka.session_timeout_ms is outside what the brokers accept (their "
+        "group.min.session.timeout.ms and group.max.session.timeout.ms: 6000 and 1800000 by "
+        "default)"),
+    kafka_errors.InconsistentGroupProtocolError: (
+        "its members use another protocol (another application with this group id?): give "
+        "the agent a kafka.group_id of its own"),
+    kafka_errors.InvalidGroupIdError: "the brokers refuse kafka.group_id",
+    kafka_errors.GroupMaxSizeReachedError: (
+        "the group has as many members as the brokers' group.max.size allows: fewer "
+        "replicas, or a larger group.max.size"),
+}
+"""Group join errors kafka-python reports as fatal: settings the brokers refuse."""
 
 
 def _topics_of(error: BaseException) -> set[str]:

@@ -13,7 +13,8 @@ The certificates are made with the ``openssl`` command (a throwaway CA, the brok
 certificate for 127.0.0.1 and localhost, a client certificate, and an unrelated CA for the
 "untrusted" cases), the broker reads them as PEM (``ssl.keystore.type=PEM``). ACLs are
 enforced by KRaft's ``StandardAuthorizer``; topics are not created on first use
-(``auto.create.topics.enable=false``), as in most production clusters.
+(``auto.create.topics.enable=false``), as in most production clusters; group settings are
+Kafka's defaults.
 
 :func:`agent_acls` is the list of ACLs docs/kafka-security.md gives, as the tests grant it.
 """
@@ -119,6 +120,8 @@ class SecuredKafka:
                 # the tests' administration); the agent only uses the other three.
                 "super.users": "User:ANONYMOUS",
                 "auto.create.topics.enable": "false",
+                # Kafka's default (the shared test broker allows 1 s for the kill tests).
+                "group.min.session.timeout.ms": "6000",
             },
         )
 

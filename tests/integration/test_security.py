@@ -9,9 +9,9 @@ use. Each test runs ``driftwatch run`` as a real process with settings a user wr
   lists consumes, dead-letters, publishes alarms, saves to and restores from the state topic;
 - leaving out any one of those ACLs stops the agent at once with exit 2 and one line naming
   the missing grant (or, for the group's READ past its DESCRIBE, at the join);
-- refused credentials, a SASL mechanism the broker does not offer, and each TLS mismatch
-  stop it with exit 2 and one line naming the setting, after one attempt (the broker's log
-  shows one failed login, not a storm);
+- refused credentials, a SASL mechanism the broker does not offer, each TLS mismatch, and a
+  session timeout below the broker's minimum stop it with exit 2 and one line naming the
+  setting, after one attempt (the broker's log shows one failed login, not a storm);
 - a consumed topic that does not exist is waited for, named on ``/readyz``, and picked up
   once created.
 """
@@ -250,6 +250,24 @@ def test_an_acl_removed_while_the_agent_runs_stops_it_naming_the_topic(
         rf"principal its ACLs on topic {n['topic']} \(kafka\.topics\) \(the list: "
         r"docs/kafka-security\.md\)", last), last
     assert "Traceback" not in output
+
+
+def test_a_session_timeout_the_brokers_refuse_is_named(secured: SecuredKafka,
+                                                        tmp_path: Path) -> None:
+    """Below the broker's group.min.session.timeout.ms (6 s by default, which this broker
+    keeps) the join is refused; the agent used to retry it every second for ever."""
+    n = names("driftwatch-short")
+    secured.create_topics(n["topic"])
+    secured.grant(agent_acls("User:driftwatch", topics=[n["topic"]], group=n["group"],
+                             state_topic=n["state"]))
+    kafka = secured.kafka_settings("SASL_PLAINTEXT", "driftwatch") | {
+        "topics": [n["topic"]], "group_id": n["group"], "session_timeout_ms": 3000,
+        "heartbeat_interval_ms": 1000}
+    assert refused(agent(tmp_path, "short", kafka)) == (
+        f"InvalidSessionTimeoutError while Kafka poll, joining group {n['group']}: "
+        "kafka.session_timeout_ms is outside what the brokers accept (their "
+        "group.min.session.timeout.ms and group.max.session.timeout.ms: 6000 and 1800000 by "
+        "default)")
 
 
 def test_refused_credentials_are_one_error_naming_the_setting_and_one_failed_login(

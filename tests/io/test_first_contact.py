@@ -231,3 +231,15 @@ def test_step_retries_with_backoff_logs_once_and_ends_when_the_brokers_answer(
     now[0] += 1.0
     assert settle() and contact.problem is None and contact.step(0.01)
     assert caplog.records[-1].getMessage() == "the brokers of kafka.bootstrap_servers answer now"
+
+
+def test_a_group_join_the_brokers_refuse_names_the_setting() -> None:
+    """kafka-python reports these join errors as fatal, and the agent used to retry them
+    every second for ever (docs/brokers.md): settings, not outages."""
+    timeout = refusal(kafka_errors.InvalidSessionTimeoutError(), USES, "g", "Kafka poll")
+    assert str(timeout) == (
+        "InvalidSessionTimeoutError while Kafka poll, joining group g: kafka.session_timeout_ms "
+        "is outside what the brokers accept (their group.min.session.timeout.ms and "
+        "group.max.session.timeout.ms: 6000 and 1800000 by default)")
+    shared = refusal(kafka_errors.InconsistentGroupProtocolError(), USES, "g", "Kafka poll")
+    assert shared is not None and "give the agent a kafka.group_id of its own" in str(shared)
