@@ -37,7 +37,8 @@ import kafka.errors as kafka_errors  # type: ignore[import-untyped]
 
 from driftwatch.io.handshake import Handshake, handshake
 
-__all__ = ["BrokerRefused", "FirstContact", "TopicUse", "Verdict", "explain", "refusal"]
+__all__ = ["BrokerRefused", "FirstContact", "TopicUse", "Verdict", "explain", "refusal",
+           "state_topic_refused"]
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +239,18 @@ def refusal(error: BaseException, uses: Iterable[TopicUse], group: str | None,
         return BrokerRefused(f"{type(error).__name__} while {doing}: {error} (check the "
                              f"kafka.sasl_* settings and the ACLs: {ACL_DOCS})")
     return None
+
+
+def state_topic_refused(topic: str, operation: str, error: BaseException) -> BrokerRefused:
+    """The state topic (``checkpoint.topic``) refused to the agent's principal for
+    ``operation`` (``READ``, ``WRITE``, ``CREATE``)."""
+    fix = ("grant CREATE on it (or on the cluster) to the agent's principal, or create it "
+           "yourself with cleanup.policy=compact") if operation == "CREATE" else \
+        f"grant {operation} on it to the agent's principal"
+    doing = "create" if operation == "CREATE" else f"let the agent {operation.lower()}"
+    return BrokerRefused(f"the brokers refuse to {doing} state topic {topic} "
+                         f"(checkpoint.topic): {type(error).__name__}: {fix} "
+                         f"(the list: {ACL_DOCS})")
 
 
 _GROUP_REFUSALS: dict[type[BaseException], str] = {

@@ -95,7 +95,7 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[unu
 from driftwatch.io import checkpoint
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
 from driftwatch.io.client_quirks import never_create_topics  # a restore creates no topic
-from driftwatch.io.first_contact import ACL_DOCS, BrokerRefused
+from driftwatch.io.first_contact import state_topic_refused
 from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
@@ -260,11 +260,7 @@ class StateTopicStore:
                 self._check_compacted(admin)
                 self._topic_ready = True
                 return False
-            raise BrokerRefused(
-                f"the brokers refuse to create state topic {self.topic} (checkpoint.topic): "
-                f"{type(error).__name__}: grant CREATE on it (or on the cluster) to the "
-                "agent's principal, or create it yourself with cleanup.policy=compact "
-                f"(the list: {ACL_DOCS})") from error
+            raise state_topic_refused(self.topic, "CREATE", error) from error
         except KafkaError as error:
             raise StateSaveError(f"cannot create state topic {self.topic} "
                                  f"(cleanup.policy=compact): {error}") from error
@@ -324,8 +320,7 @@ class StateTopicStore:
         Raises:
             StateSaveError: a record was not acknowledged by all in-sync replicas within
                 ``request_timeout_s``; what was written is consistent (module docstring).
-            BrokerRefused: the brokers refuse the agent's principal WRITE (or CREATE) on the
-                topic: retrying cannot help.
+            BrokerRefused: no WRITE (or CREATE) on the topic: retrying cannot help.
         """
         if not self._topic_ready:
             self.ensure_topic()
@@ -342,7 +337,7 @@ class StateTopicStore:
             for future in futures:
                 future.get(timeout=self.request_timeout_s)
         except kafka_errors.AuthorizationError as error:
-            raise self._refused("WRITE", error) from error
+            raise state_topic_refused(self.topic, "WRITE", error) from error
         except (KafkaError, ValueError, TypeError) as error:
             raise StateSaveError(f"saving to state topic {self.topic}: "
                                  f"{type(error).__name__}: {error}") from error
@@ -393,12 +388,6 @@ class StateTopicStore:
                                          "rejected": meta["rejected"],
                                          "skipped": meta.get("skipped", 0)})
 
-    def _refused(self, operation: str, error: BaseException) -> BrokerRefused:
-        return BrokerRefused(f"the brokers refuse to let the agent {operation.lower()} state "
-                             f"topic {self.topic} (checkpoint.topic): {type(error).__name__}: "
-                             f"grant {operation} on it to the agent's principal "
-                             f"(the list: {ACL_DOCS})")
-
     def _connect(self) -> Any:
         if self._producer is None:
             timeout_ms = int(self.request_timeout_s * 1000)
@@ -429,7 +418,7 @@ class StateTopicStore:
 
         Raises:
             StateTopicUnavailable: the topic cannot be read to its end (broker trouble).
-            BrokerRefused: the brokers refuse the agent's principal READ on the topic.
+            BrokerRefused: no READ on the topic.
             CheckpointError: a record is not one the agent writes, or a model's chunks are
                 missing. Nothing is half-loaded either way.
         """
@@ -573,7 +562,7 @@ class StateTopicStore:
                         else:
                             latest[message.key] = message.value
         except kafka_errors.AuthorizationError as error:
-            raise self._refused("READ", error) from error
+            raise state_topic_refused(self.topic, "READ", error) from error
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "
                                         f"{error}") from error

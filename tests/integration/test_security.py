@@ -345,9 +345,11 @@ def test_a_topic_that_does_not_exist_is_named_waited_for_and_read_once_created(
     process = agent(tmp_path, "waiter", kafka).start()
     expected = (f"topic {n['topic']} (kafka.topics) does not exist on the brokers; waiting "
                 "for it to be created (the agent does not create the topics it reads)")
-    wait_for(lambda: f"ERROR driftwatch.io.source: {expected}" in process.output(), JOIN_S,
+    wait_for(lambda: f"ERROR driftwatch.io.offsets: {expected}" in process.output(), JOIN_S,
              "the line naming the missing topic", diagnostics=process.log)
-    assert http_get(f"{process.url}/readyz") == (503, f"not ready: kafka: {expected}".encode())
+    wait_for(lambda: http_get(f"{process.url}/readyz") == (
+        503, f"not ready: kafka: {expected}".encode()), 10.0, "/readyz to name the topic",
+        diagnostics=process.log)  # the snapshot it answers from is refreshed every second
     assert not topic_exists(secured, n["topic"]), "the agent created the topic it reads"
 
     secured.create_topics(n["topic"])
