@@ -39,10 +39,10 @@ def run(kills: int, seed: int = 41, verbose: bool = False, kind: str = "tansu") 
     """One kill run on a broker of ``kind``; returns its table row."""
     started = time.monotonic()
     per_model = 400 * kills
-    with tempfile.TemporaryDirectory() as directory, open_broker(kind) as broker:
-        killed = KillRun(broker.bootstrap, Path(directory), free_port(), seed=seed,
-                         per_model=per_model, produce_seconds=14.0 * kills,
-                         log=print if verbose else lambda line: None)
+    with tempfile.TemporaryDirectory() as directory, open_broker(kind) as broker, \
+            KillRun(broker.bootstrap, Path(directory), free_port(), seed=seed,
+                    per_model=per_model, produce_seconds=14.0 * kills,
+                    log=print if verbose else lambda line: None) as killed:
         killed.start_producing()
         for index in range(kills):
             killed.kill_once(KINDS[index % len(KINDS)])

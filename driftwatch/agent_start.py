@@ -105,8 +105,8 @@ def kafka_source(agent: Agent) -> KafkaSource:
     store = agent.checkpointer.store
     then = None
     if isinstance(store, StateTopicStore):
-        def then(contact: Handshake) -> None:
-            ensure_state_topic(store, contact)
+        def then(_: Handshake) -> None:
+            ensure_state_topic(store)
     first_contact: FirstContact | None = FirstContact(
         kafka.bootstrap_servers, config, uses=kafka_uses(agent),
         group=None if whole_stream else kafka.group_id,
@@ -152,14 +152,12 @@ def kafka_uses(agent: Agent) -> tuple[TopicUse, ...]:
     return tuple(uses)
 
 
-def ensure_state_topic(store: StateTopicStore, contact: Handshake) -> None:
-    """Create the state topic at first contact when the brokers said it does not exist
-    (needing CREATE on it, or on the cluster); one they refuse to create is a
-    :class:`~driftwatch.io.first_contact.BrokerRefused`. Other failures are retried at the
-    first save."""
-    access = contact.topics.get(store.topic)
+def ensure_state_topic(store: StateTopicStore) -> None:
+    """Create the state topic at first contact (or check the one there); one the brokers
+    refuse to create is a :class:`~driftwatch.io.first_contact.BrokerRefused`, one not
+    compacted a ``CheckpointSettingError``. Other failures are retried at the first save."""
     try:
-        store.ensure_topic(exists=None if access is None else access.exists)
+        store.ensure_topic()
     except StateSaveError as error:
         log.warning("%s; trying again at the first save", error)
 

@@ -168,12 +168,7 @@ DOCUMENTED_ALGORITHMS = {
 """Modules allowed over the limit because they are one documented algorithm: splitting them
 would separate a derivation from its code. Their docstrings cite the source."""
 
-PENDING_SPLIT: dict[str, str] = {
-    "driftwatch.io.state_topic": "issue 21 added the topic's administration (the compaction "
-    "check, the refusals of its ACLs) beside its records; the refactor of driftwatch/io into "
-    "state/ that follows the issue gives the administration a module of its own (not split "
-    "here: both of the issue's branches change it)",
-}
+PENDING_SPLIT: dict[str, str] = {}
 """Modules over the limit that are not an algorithm: each names what is in the way."""
 
 

@@ -45,7 +45,7 @@ from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
 from driftwatch.io.broker_health import BrokerHealth
-from driftwatch.io.client_quirks import never_create_topics
+from driftwatch.io.client_quirks import finish_interrupted_joins, never_create_topics
 from driftwatch.io.first_contact import FirstContact
 from driftwatch.io.offsets import (
     Listener,
@@ -440,7 +440,7 @@ class KafkaSource:
         # The constructor blocks until it has bootstrapped, by default for 30 s.
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
-            consumer = never_create_topics(KafkaConsumer(**config))
+            consumer = finish_interrupted_joins(never_create_topics(KafkaConsumer(**config)))
             self._subscribed_ms = time.monotonic() * 1000  # kafka-python's metadata clock
             listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:

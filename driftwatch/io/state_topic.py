@@ -85,14 +85,9 @@ from typing import Any
 import kafka.errors as kafka_errors  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
 from kafka import TopicPartition as _KafkaTopicPartition
-from kafka.admin import (  # type: ignore[import-untyped]
-    ConfigResource,
-    ConfigResourceType,
-    KafkaAdminClient,
-)
-from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[unused-ignore]
+from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
+from kafka.errors import KafkaError  # type: ignore[unused-ignore]
 
-from driftwatch.io import checkpoint
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
 from driftwatch.io.client_quirks import never_create_topics  # a restore creates no topic
 from driftwatch.io.first_contact import state_topic_refused
@@ -100,22 +95,14 @@ from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
 from driftwatch.io.state_records import parse_key as _parse_key
+from driftwatch.io.state_topic_policy import TOPIC_CONFIG, create_or_check
 
-__all__ = [
-    "Restored",
-    "StateSaveError",
-    "StateTopicStore",
-    "StateTopicUnavailable",
-]
+__all__ = ["TOPIC_CONFIG", "Restored", "StateSaveError", "StateTopicStore",
+           "StateTopicUnavailable"]
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
-"""``(topic, partition)``; the agent's NamedTuple is one."""
-
-TOPIC_CONFIG = {"cleanup.policy": "compact"}
-"""The state topic's configuration when the agent creates it: compacted, so that the broker
-keeps the last record per key (the newest state of each model) and deletes the rest."""
+TopicPartition = tuple[str, int]  # (topic, partition); the agent's NamedTuple is one
 
 _PRODUCER_OVERHEAD = 64 * 1024
 """Room above ``max_record_bytes`` in the producer's request size for the key and headers."""
@@ -215,21 +202,13 @@ class StateTopicStore:
 
     # -- topic ------------------------------------------------------------------------------
 
-    def ensure_topic(self, *, exists: bool | None = None) -> bool:
+    def ensure_topic(self) -> bool:
         """Create the topic (compacted) when it is missing; True when this call created it.
-        ``exists``: what a metadata answer already said (True: nothing to create; a principal
-        may use an existing topic without the CREATE permission).
-
-        A topic that exists already is checked (:meth:`_check_compacted`): one that is not
-        compacted is refused, since the broker would delete states with age, not replace
-        them, and every restore would read every save of the retention period.
+        One that exists needs no CREATE permission, and is refused when not compacted
+        (:func:`~driftwatch.io.state_topic_policy.create_or_check`, which says what raises).
 
         Raises:
-            BrokerRefused: the brokers refuse to create it (no CREATE permission).
-            StateSaveError: the broker could not be asked or refused the topic otherwise.
-            CheckpointSettingError: the topic exists and is not compacted, or the broker is
-                older than Kafka 2.4 and the replication factor is -1 (the setting to change
-                is the error's ``key``).
+            StateSaveError: the broker could not be asked or refused the topic.
         """
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
@@ -239,77 +218,19 @@ class StateTopicStore:
             raise StateSaveError(f"state topic {self.topic}: cannot reach the broker: "
                                  f"{error}") from error
         try:
-            if exists:  # nothing to create: only its policy to check
-                self._check_compacted(admin)
-                self._topic_ready = True
-                return False
-            admin.create_topics({self.topic: {
-                "num_partitions": self.partitions,
-                "replication_factor": self.replication_factor,
-                "configs": dict(TOPIC_CONFIG)}}, timeout_ms=timeout_ms)
-        except TopicAlreadyExistsError:
-            self._check_compacted(admin)
-            self._topic_ready = True
-            return False
-        except kafka_errors.IncompatibleBrokerVersion as error:  # -1 before Kafka 2.4
-            raise checkpoint.CheckpointSettingError(("checkpoint", "topic_replication_factor"),
-                f"{self.replication_factor} cannot create state topic {self.topic}: {error} "
-                "(-1, the broker's default, needs Kafka 2.4+; give the factor, e.g. 3)") from error
-        except kafka_errors.AuthorizationError as error:
-            if self.topic in admin.list_topics():  # there already, CREATE or not
-                self._check_compacted(admin)
-                self._topic_ready = True
-                return False
-            raise state_topic_refused(self.topic, "CREATE", error) from error
+            created = create_or_check(admin, self.topic, partitions=self.partitions,
+                                      replication_factor=self.replication_factor,
+                                      timeout_ms=timeout_ms)
         except KafkaError as error:
             raise StateSaveError(f"cannot create state topic {self.topic} "
                                  f"(cleanup.policy=compact): {error}") from error
         finally:
             admin.close()
         self._topic_ready = True
-        log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
-                 self.topic, self.partitions)
-        return True
-
-    def _check_compacted(self, admin: Any) -> None:
-        """Refuse an existing state topic whose ``cleanup.policy`` lacks ``compact``.
-
-        On such a topic (``delete``, the broker's default for topics created by hand or by
-        auto-creation) a save appends instead of replacing: every restore reads every save
-        of the retention period (7 days by default: tens of thousands of saves), and once a
-        stopped agent's last save is older than ``retention.ms`` its states are gone and its
-        partitions start afresh. ``compact,delete`` keeps the last state per key but still
-        deletes it after ``retention.ms``: accepted, with a warning. A broker that describes
-        no configuration (Tansu 0.6; one that denies DescribeConfigs, whose per-topic error
-        kafka-python drops) cannot be checked: logged, accepted.
-        """
-        try:  # every key: Tansu 0.6 drops the connection when asked for named ones
-            described = admin.describe_configs(
-                [ConfigResource(ConfigResourceType.TOPIC, self.topic)], config_filter="all")
-        except KafkaError as error:
-            log.info("state topic %s: its configuration could not be described (%s); its "
-                     "cleanup.policy is not checked", self.topic, error)
-            return
-        configs = described.get("topic", {}).get(self.topic, {})
-        policy = (configs.get("cleanup.policy") or {}).get("value")
-        if policy is None:
-            log.info("state topic %s: the broker describes no configuration for it; its "
-                     "cleanup.policy is not checked", self.topic)
-            return
-        policies = {part.strip() for part in policy.split(",")}
-        if "compact" not in policies:
-            raise checkpoint.CheckpointSettingError(("checkpoint", "topic"),
-                f"state topic {self.topic} exists with cleanup.policy={policy}, not compact: "
-                "the broker would delete saved states after retention.ms and every restore "
-                "would read every save; make it compacted (kafka-configs.sh --alter "
-                f"--entity-type topics --entity-name {self.topic} --add-config "
-                "cleanup.policy=compact) or name a topic the agent may create")
-        if "delete" in policies:
-            retention = (configs.get("retention.ms") or {}).get("value")
-            log.warning("state topic %s has cleanup.policy=%s: a state not saved for "
-                        "retention.ms (%s ms) is deleted, so an agent stopped that long "
-                        "restarts its partitions without their state", self.topic, policy,
-                        retention)
+        if created:
+            log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
+                     self.topic, self.partitions)
+        return created
 
     # -- save -------------------------------------------------------------------------------
 
@@ -418,7 +339,6 @@ class StateTopicStore:
 
         Raises:
             StateTopicUnavailable: the topic cannot be read to its end (broker trouble).
-            BrokerRefused: no READ on the topic.
             CheckpointError: a record is not one the agent writes, or a model's chunks are
                 missing. Nothing is half-loaded either way.
         """
@@ -561,8 +481,6 @@ class StateTopicStore:
                             latest.pop(message.key, None)
                         else:
                             latest[message.key] = message.value
-        except kafka_errors.AuthorizationError as error:
-            raise state_topic_refused(self.topic, "READ", error) from error
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "
                                         f"{error}") from error

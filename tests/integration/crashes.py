@@ -166,7 +166,8 @@ class KillReport:
 
 
 class KillRun:
-    """One stream, one agent (restarted after each kill), one group, one state directory."""
+    """One stream, one agent (restarted after each kill), one group, one state directory;
+    a context manager that kills the agent on leaving."""
 
     def __init__(self, bootstrap: str, directory: Path, port: int, *, seed: int,
                  per_model: int, produce_seconds: float, topic: str = TOPIC,
@@ -190,6 +191,13 @@ class KillRun:
         self.report = KillReport(expected=len(self.values) - self._invalid())
         self._producing: threading.Thread | None = None
         self._produce_errors: list[BaseException] = []
+
+    def __enter__(self) -> KillRun:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """The agent does not outlive the run, whatever ended it (a failed assertion)."""
+        self.agent.kill()
 
     def _invalid(self) -> int:
         return sum(1 for v in self.values if b'"high"' in v)

@@ -143,7 +143,7 @@ def test_an_existing_topic_not_compacted_is_refused_where_the_broker_describes_i
                 store.save(Owner().payload())  # nor is a save written to it
             assert consume_all(broker, "by-hand") == []
         else:
-            with caplog.at_level(logging.INFO, logger="driftwatch.io.state_topic"):
+            with caplog.at_level(logging.INFO, logger="driftwatch.io"):
                 assert store.ensure_topic() is False
             assert "state topic by-hand: the broker describes no configuration for it; its " \
                 "cleanup.policy is not checked" in caplog.text
