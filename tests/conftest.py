@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -141,7 +142,9 @@ def broker(broker_kind: str, request: pytest.FixtureRequest) -> Broker:
             shared.start()
         try:
             shared.clear()
-        except Exception:  # whatever the last test left behind: start from a new broker
+        except Exception as error:  # whatever the last test left behind: a new broker
+            warnings.warn(f"the shared Apache Kafka could not be cleared ({error!r}); wiped "
+                          "and restarted it", stacklevel=1)
             shared.wipe()
         return shared
     factory: BrokerFactory = request.getfixturevalue("broker_factory")

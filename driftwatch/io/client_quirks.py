@@ -41,7 +41,8 @@ def finish_interrupted_joins(consumer: Any) -> Any:
     evicted and never rejoins, never ready, and each poll returns at once (a core spent).
     On Apache Kafka every start takes that path once (the first assignment is computed
     before the topic's metadata arrives: an empty one, then the metadata rejoin), and with
-    the agent's polls of 200 ms about one start in ten hung (tests/io/test_kafka.py).
+    the tests' polls of 200 ms 2 of 17 agent starts hung (docs/brokers.md; the test:
+    tests/io/test_kafka.py).
 
     The fix is the Java client's: a rejoin, once seen to be needed, is requested (the flag
     that a completed join clears), so an interrupted one is awaited again at the next poll.

@@ -303,10 +303,10 @@ def test_a_rebalance_the_leader_starts_completes_however_short_the_poll(
     partition added). kafka-python 3.0.12 counts that rejoin as done once the leader has
     computed the assignment, so a poll whose timeout ends before the SyncGroup answer left
     the join unfinished for good: no assignment, no heartbeat, never ready, a core spent
-    polling. On Apache Kafka every start went that way (the first assignment is made before
-    the subscribed topic's metadata arrives, so an empty one and a metadata rejoin follow)
-    and hung about one start in ten with the agent's 200 ms poll. A 1 ms poll makes it
-    certain; :func:`driftwatch.io.client_quirks.finish_interrupted_joins` finishes the join."""
+    polling. On Apache Kafka every start takes that rejoin (the first assignment is made
+    before the subscribed topic's metadata arrives: an empty one, then the rejoin), and 2
+    of 17 starts hung with the tests' 200 ms poll. A 1 ms poll makes it certain;
+    :func:`driftwatch.io.client_quirks.finish_interrupted_joins` finishes the join."""
     create_topic(broker.bootstrap, partitions=1)
     config = group_config(broker.bootstrap) | {"metadata_max_age_ms": 300}
     with KafkaSource(config, topics=[TOPIC], poll_timeout_s=0.001, probe_interval_s=0.3,
