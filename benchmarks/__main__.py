@@ -17,7 +17,7 @@ import sys
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
               "hostile", "replay", "checkpoint", "kills", "comparison",
               "score_drift", "state_topic", "handover",
-              "join_memory", "estimate", "brokers")
+              "join_memory", "estimate", "brokers", "first_contact")
 
 
 def _machine() -> str:

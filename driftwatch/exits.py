@@ -25,9 +25,17 @@ first comes once its window is full): no figure is written, and a CI job that ex
 fails here rather than on a missing file. The status of a failure, under the name that says
 which."""
 
+EXIT_NEVER_READY = 1
+"""``run``: stopped before it was ever ready, while something named in the last line kept it
+so (no broker of ``kafka.bootstrap_servers`` answered, a topic of ``kafka.topics`` did not
+exist): nothing was consumed, saved or committed, so nothing is lost. The status of a
+failure, under the name that says which."""
+
 EXIT_INVALID = 2
 """Invalid settings or input, or a missing optional extra: the status argparse uses for a
-wrong command line, so that everything the user must fix before a retry exits alike."""
+wrong command line, so that everything the user must fix before a retry exits alike. For
+``run`` also settings the brokers refuse: an untrusted certificate, TLS on one side only, a
+SASL mechanism or credentials refused, a missing ACL (the line names the setting or ACL)."""
 
 EXIT_CHECKPOINT = 3
 """``run``: the checkpoint cannot be restored (corrupt, or from an incompatible version)."""

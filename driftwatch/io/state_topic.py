@@ -86,18 +86,19 @@ import kafka.errors as kafka_errors  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
 from kafka import TopicPartition as _KafkaTopicPartition
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
-from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[unused-ignore]
+from kafka.errors import KafkaError  # type: ignore[unused-ignore]
 
-from driftwatch.io import checkpoint
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
 from driftwatch.io.client_quirks import never_create_topics  # a restore creates no topic
+from driftwatch.io.first_contact import state_topic_refused
 from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
 from driftwatch.io.state_records import parse_key as _parse_key
-from driftwatch.io.state_topic_policy import TOPIC_CONFIG, check_compacted
+from driftwatch.io.state_topic_policy import TOPIC_CONFIG, create_or_check
 
-__all__ = ["Restored", "StateSaveError", "StateTopicStore", "StateTopicUnavailable"]
+__all__ = ["TOPIC_CONFIG", "Restored", "StateSaveError", "StateTopicStore",
+           "StateTopicUnavailable"]
 
 log = logging.getLogger(__name__)
 
@@ -203,14 +204,11 @@ class StateTopicStore:
 
     def ensure_topic(self) -> bool:
         """Create the topic (compacted) when it is missing; True when this call created it.
-
-        A topic that exists already is checked: one that is not compacted is refused
-        (:func:`~driftwatch.io.state_topic_policy.check_compacted`).
+        One that exists needs no CREATE permission, and is refused when not compacted
+        (:func:`~driftwatch.io.state_topic_policy.create_or_check`, which says what raises).
 
         Raises:
             StateSaveError: the broker could not be asked or refused the topic.
-            CheckpointSettingError: the topic exists uncompacted, or the broker predates
-                Kafka 2.4 and the replication factor is -1 (``key`` names the setting).
         """
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
@@ -220,30 +218,19 @@ class StateTopicStore:
             raise StateSaveError(f"state topic {self.topic}: cannot reach the broker: "
                                  f"{error}") from error
         try:
-            admin.create_topics({self.topic: {
-                "num_partitions": self.partitions,
-                "replication_factor": self.replication_factor,
-                "configs": dict(TOPIC_CONFIG)}}, timeout_ms=timeout_ms)
-        except TopicAlreadyExistsError:
-            self._check_compacted(admin)
-            self._topic_ready = True
-            return False
-        except kafka_errors.IncompatibleBrokerVersion as error:  # -1 before Kafka 2.4
-            raise checkpoint.CheckpointSettingError(("checkpoint", "topic_replication_factor"),
-                f"{self.replication_factor} cannot create state topic {self.topic}: {error} "
-                "(-1, the broker's default, needs Kafka 2.4+; give the factor, e.g. 3)") from error
+            created = create_or_check(admin, self.topic, partitions=self.partitions,
+                                      replication_factor=self.replication_factor,
+                                      timeout_ms=timeout_ms)
         except KafkaError as error:
             raise StateSaveError(f"cannot create state topic {self.topic} "
                                  f"(cleanup.policy=compact): {error}") from error
         finally:
             admin.close()
         self._topic_ready = True
-        log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
-                 self.topic, self.partitions)
-        return True
-
-    def _check_compacted(self, admin: Any) -> None:
-        check_compacted(admin, self.topic)
+        if created:
+            log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
+                     self.topic, self.partitions)
+        return created
 
     # -- save -------------------------------------------------------------------------------
 
@@ -254,6 +241,7 @@ class StateTopicStore:
         Raises:
             StateSaveError: a record was not acknowledged by all in-sync replicas within
                 ``request_timeout_s``; what was written is consistent (module docstring).
+            BrokerRefused: no WRITE (or CREATE) on the topic: retrying cannot help.
         """
         if not self._topic_ready:
             self.ensure_topic()
@@ -269,6 +257,8 @@ class StateTopicStore:
             producer.flush(timeout=self.request_timeout_s)
             for future in futures:
                 future.get(timeout=self.request_timeout_s)
+        except kafka_errors.AuthorizationError as error:
+            raise state_topic_refused(self.topic, "WRITE", error) from error
         except (KafkaError, ValueError, TypeError) as error:
             raise StateSaveError(f"saving to state topic {self.topic}: "
                                  f"{type(error).__name__}: {error}") from error

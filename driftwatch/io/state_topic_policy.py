@@ -17,17 +17,48 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import kafka.errors as kafka_errors  # type: ignore[import-untyped]
 from kafka.admin import ConfigResource, ConfigResourceType  # type: ignore[import-untyped]
-from kafka.errors import KafkaError  # type: ignore[import-untyped]
+from kafka.errors import KafkaError
 
 from driftwatch.io.checkpoint import CheckpointSettingError
+from driftwatch.io.first_contact import state_topic_refused
 
-__all__ = ["TOPIC_CONFIG", "check_compacted"]
+__all__ = ["TOPIC_CONFIG", "check_compacted", "create_or_check"]
 
 log = logging.getLogger(__name__)
 
 TOPIC_CONFIG = {"cleanup.policy": "compact"}
 """The state topic's configuration when the agent creates it."""
+
+
+def create_or_check(admin: Any, topic: str, *, partitions: int, replication_factor: int,
+                    timeout_ms: int) -> bool:
+    """Create ``topic`` compacted through ``admin``, or :func:`check_compacted` the one that
+    exists (which needs no CREATE permission); True when it was created.
+
+    Raises:
+        BrokerRefused: the brokers refuse to create it (no CREATE permission).
+        CheckpointSettingError: the topic exists uncompacted, or the broker predates
+            Kafka 2.4 and the replication factor is -1 (``key`` names the setting).
+        KafkaError: the brokers could not be asked, or refused the topic otherwise.
+    """
+    try:
+        admin.create_topics({topic: {
+            "num_partitions": partitions, "replication_factor": replication_factor,
+            "configs": dict(TOPIC_CONFIG)}}, timeout_ms=timeout_ms)
+        return True
+    except kafka_errors.TopicAlreadyExistsError:
+        pass
+    except kafka_errors.AuthorizationError as error:  # no CREATE: there already?
+        if topic not in admin.list_topics():
+            raise state_topic_refused(topic, "CREATE", error) from error
+    except kafka_errors.IncompatibleBrokerVersion as error:  # -1 before Kafka 2.4
+        raise CheckpointSettingError(("checkpoint", "topic_replication_factor"),
+            f"{replication_factor} cannot create state topic {topic}: {error} (-1, the "
+            "broker's default, needs Kafka 2.4+; give the factor, e.g. 3)") from error
+    check_compacted(admin, topic)
+    return False
 
 
 def check_compacted(admin: Any, topic: str) -> None:

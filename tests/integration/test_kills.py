@@ -71,12 +71,13 @@ def test_a_failing_save_commits_nothing_and_the_agent_resumes_exactly(
 ) -> None:
     run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=32, per_model=2000,
                   produce_seconds=1.0)
-    run.start_producing()
+    half = len(run.values) // 2
+    run.start_producing(slice(0, half))
     assert run._producing is not None
     run._producing.join(timeout=60)
     agent, state = run.agent, run.state_dir
-    half = len(run.values) // 2
-    # Run until a checkpoint covers part of the stream, then break the directory for real.
+    # Run until a checkpoint covers the first half of the stream, then break the directory
+    # for real, and produce the rest: saves are made (and fail) only for new records.
     agent.start()
     agent.wait_ready()
 
@@ -94,6 +95,7 @@ def test_a_failing_save_commits_nothing_and_the_agent_resumes_exactly(
     state.write_text("not a directory")
     durable = int(json.loads((aside / FILENAME).read_text())["payload"]["offsets"]
                   [f"{run.topic}:0"])
+    run.start_producing(slice(half, None))
 
     failing = agent.wait_metrics(
         lambda m: m.total("driftwatch_checkpoint_save_failures_total") >= 2,
