@@ -43,9 +43,14 @@ positive i (ties ½) and V₀₁(yⱼ) = share of positives scored above negativ
 Var(AUC) = s₁₀²/P + s₀₁²/N (DeLong, DeLong and Clarke-Pearson 1988). The component
 variances s₁₀² and s₀₁² depend on the score distributions only, not on the class ratio, so
 they are pooled over the reference blocks and applied to each new block's own P and N. The
-z-score of block n is the recursive residual (xₙ − x̄)/√(vₙ + 1/W), x̄ the inverse-variance
-weighted mean of the reference blocks and W the sum of their weights: the block's sampling
-error plus the reference's own.
+z-score of block n is the recursive residual (xₙ − x̄)/√(vₙ + Var x̄), x̄ the mean of the
+reference blocks weighted by their information hᵢ = PᵢNᵢ/(Pᵢ + Nᵢ) (their inverse variance
+when s₁₀² = s₀₁²), and Var x̄ = (s₁₀²·Σhᵢ²/Pᵢ + s₀₁²·Σhᵢ²/Nᵢ)/(Σhᵢ)²: the block's sampling
+error plus the reference's own, both from the components pooled so far. Weights that do not
+depend on each block's own estimate of its variance matter when blocks differ in size (the
+first block after a start closes on information, the next on time, with several times its
+events): a small block at an AUC near 1 estimates its variance near 0, and an inverse of that
+estimate let it outweigh everything after it.
 
 **Per-class error rates.** The false-negative rate FN/P on positives and the false-positive
 rate FP/N on negatives (the rates of the Linear Four Rates test, Wang and Abraham 2015): the
@@ -78,7 +83,7 @@ from driftwatch.core.sequential import normal_quantile
 
 BLOCK_LIMIT = 100_000
 """The most events a block holds: one with enough of both classes closes at this size before
-its time is up (at over 1 700 events a second with one-minute blocks; its shorter span is
+its time is up (at over 3 300 events a second with 30-second blocks; its shorter span is
 what it spends of the budget), and one lacking a class is dropped unclosed (a block with
 too few of a class says nothing about ratio-free measures). Bounds memory: about 3 MB of
 scores per model."""
@@ -244,8 +249,8 @@ def _finite(value: float) -> float | None:
 
 class AUCScore:
     """A block's AUC against its reference, on the arcsine scale: the block's x = asin(√AUC),
-    the reference's inverse-variance weighted mean and the residual's standard deviation
-    (the block's sampling error and the reference's own)."""
+    the reference's information-weighted mean and the residual's standard deviation (the
+    block's sampling error and the reference's own)."""
 
     __slots__ = ("mean", "sd", "x")
 
@@ -289,8 +294,8 @@ class AUCStandardizer:
     0.1, normal tails; measured in ``benchmarks/detection.py``'s calibration table).
     """
 
-    __slots__ = ("_blocks", "_df01", "_df10", "_raw", "_ss01", "_ss10", "_sum", "_weight",
-                 "warmup")
+    __slots__ = ("_blocks", "_df01", "_df10", "_info", "_raw", "_spread_n", "_spread_p",
+                 "_ss01", "_ss10", "_sum", "warmup")
 
     def __init__(self, warmup: int) -> None:
         self.warmup = warmup
@@ -298,18 +303,19 @@ class AUCStandardizer:
 
     def reset(self) -> None:
         self._blocks = 0
-        self._weight = 0.0  # W = Σ 1/vᵢ (transformed scale)
-        self._sum = 0.0  # Σ xᵢ/vᵢ
-        self._raw = 0.0  # Σ AUCᵢ/vᵢ: the reference on the AUC scale
+        self._info = 0.0  # H = Σ hᵢ, hᵢ = PᵢNᵢ/(Pᵢ + Nᵢ)
+        self._sum = 0.0  # Σ hᵢ·xᵢ (arcsine scale)
+        self._raw = 0.0  # Σ hᵢ·AUCᵢ: the reference on the AUC scale
+        self._spread_p = self._spread_n = 0.0  # Σ hᵢ²/Pᵢ, Σ hᵢ²/Nᵢ: the mean's variance
         self._ss10 = self._ss01 = 0.0  # pooled sums of squares of the placement values
         self._df10 = self._df01 = 0  # and their degrees of freedom
 
     @property
     def reference(self) -> float:
         """The reference AUC level: the blocks' weighted mean AUC (NaN before any block)."""
-        if self._weight <= 0.0:
+        if self._info <= 0.0:
             return math.nan
-        return self._raw / self._weight
+        return self._raw / self._info
 
     def variance(self, positives: int, negatives: int) -> float:
         """A block's AUC variance at P = ``positives``, N = ``negatives`` from the pooled
@@ -320,30 +326,34 @@ class AUCStandardizer:
 
     def score(self, block: Block) -> AUCScore | None:
         """The block against the reference, or None while the reference is warming up (or
-        its variance is undefined)."""
-        if self._blocks < self.warmup:
+        its variance is undefined: every block so far perfectly separated)."""
+        if self._blocks < self.warmup or self._df10 == 0 or self._df01 == 0:
             return None
-        v = self._scaled(self.variance(block.positives, block.negatives), self._level())
+        mean = self._sum / self._info
+        level = math.sin(mean) ** 2
+        spread = 4.0 * level * (1.0 - level)
+        s10, s01 = self._ss10 / self._df10, self._ss01 / self._df01
+        v = (s10 / block.positives + s01 / block.negatives) / spread if spread > 0.0 else 0.0
         if not v > 0.0:
             return None
-        mean = self._sum / self._weight
-        return AUCScore(math.asin(math.sqrt(block.auc)), mean, math.sqrt(v + 1.0 / self._weight))
+        reference = (s10 * self._spread_p + s01 * self._spread_n) / (
+            spread * self._info * self._info)
+        return AUCScore(math.asin(math.sqrt(block.auc)), mean, math.sqrt(v + reference))
 
     def add(self, block: Block) -> None:
-        """Take the block into the reference: pool its components, then weigh it with the
-        pooled variance."""
-        self._ss10 += block.s10 * (block.positives - 1)
-        self._df10 += block.positives - 1
-        self._ss01 += block.s01 * (block.negatives - 1)
-        self._df01 += block.negatives - 1
-        level = self._level() if self._weight > 0.0 else block.auc
-        v = self._scaled(self.variance(block.positives, block.negatives), level)
-        if v > 0.0:
-            x = math.asin(math.sqrt(block.auc))
-            self._weight += 1.0 / v
-            self._sum += x / v
-            self._raw += block.auc / v
-            self._blocks += 1
+        """Take the block into the reference: its weighted AUC and its components."""
+        p, n = block.positives, block.negatives
+        self._ss10 += block.s10 * (p - 1)
+        self._df10 += p - 1
+        self._ss01 += block.s01 * (n - 1)
+        self._df01 += n - 1
+        h = p * n / (p + n)
+        self._info += h
+        self._sum += h * math.asin(math.sqrt(block.auc))
+        self._raw += h * block.auc
+        self._spread_p += h * h / p
+        self._spread_n += h * h / n
+        self._blocks += 1
 
     def update(self, block: Block) -> float | None:
         """:meth:`score` then :meth:`add`: the block's z-score (None while warming up)."""
@@ -351,25 +361,13 @@ class AUCStandardizer:
         self.add(block)
         return None if scored is None else scored.z()
 
-    def _level(self) -> float:
-        """The reference on the arcsine scale, back-transformed: where the delta method
-        takes its derivative (the scale the residuals live on)."""
-        return math.sin(self._sum / self._weight) ** 2
-
-    @staticmethod
-    def _scaled(variance: float, auc: float) -> float:
-        """The variance of asin(√AUC) by the delta method (0 when it is undefined)."""
-        spread = 4.0 * auc * (1.0 - auc)
-        if not variance > 0.0 or not spread > 0.0:
-            return 0.0
-        return variance / spread
-
     def export_state(self) -> list[float]:
-        return [self._blocks, self._weight, self._sum, self._raw, self._ss10, self._df10,
-                self._ss01, self._df01]
+        return [self._blocks, self._info, self._sum, self._raw, self._spread_p,
+                self._spread_n, self._ss10, self._df10, self._ss01, self._df01]
 
     def restore(self, state: Sequence[float]) -> None:
-        blocks, self._weight, self._sum, self._raw, self._ss10, df10, self._ss01, df01 = state
+        (blocks, self._info, self._sum, self._raw, self._spread_p, self._spread_n,
+         self._ss10, df10, self._ss01, df01) = state
         self._blocks, self._df10, self._df01 = int(blocks), int(df10), int(df01)
 
 

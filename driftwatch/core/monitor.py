@@ -58,7 +58,6 @@ from driftwatch.core.config import (
     build_detectors,
 )
 from driftwatch.core.detectors.base import Detector, DetectorState
-from driftwatch.core.detectors.cusum import Cusum
 from driftwatch.core.events import Event
 from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.normalization import normalize, threshold
@@ -75,10 +74,11 @@ __all__ = [  # the monitor's whole interface, importable from here (see the modu
 ]
 
 STATE_VERSION = 3
-"""Version of :meth:`Monitor.export_state`'s format (3: blocks with record time, CUSUM sums of
-blocks watches in nats). Version 2 (before the budget) is restored exactly, with its own
-configuration (no time rule, no zone); version 1 (before block watches) with its window,
-events and alarm counts but fresh detectors; any other is refused."""
+"""Version of :meth:`Monitor.export_state`'s format (3: blocks with record time, references
+weighted by information, CUSUM sums of blocks watches in nats). Versions 1 (before blocks
+watches) and 2 (before the budget) are restored with their window, events and alarm counts
+but fresh detectors and blocks watches (what they kept meant something else); any other is
+refused."""
 
 _STABLE, _WARNING, _DRIFT = DetectorState.STABLE, DetectorState.WARNING, DetectorState.DRIFT
 
@@ -353,10 +353,11 @@ class Monitor:
         With ``config`` different from the saved one (the settings changed between runs) the
         monitor takes the new configuration with fresh detectors, but keeps its events, its
         counters and as much of its window as the new size holds, so a restart is never blind
-        for a whole window. A version-1 state (saved before blocks watches existed) is
-        restored the same way, with ``config`` or else its own configuration: its window and
-        counters continue, its detectors start afresh (their inputs have changed meaning).
-        Any other version is refused with a ``ValueError``.
+        for a whole window. A state of version 1 (saved before blocks watches existed) or 2
+        (before the false-alarm budget) is restored the same way, with ``config`` or else
+        its own configuration: its window and counters continue, its detectors and blocks
+        watches start afresh (their inputs have changed meaning). Any other version is
+        refused with a ``ValueError``.
         """
         version = state.get("version") if isinstance(state, Mapping) else None
         if version not in (1, 2, STATE_VERSION):
@@ -366,7 +367,7 @@ class Monitor:
             )
         try:
             saved = MonitorConfig.from_dict(state["config"])
-            if version == 1:
+            if version != STATE_VERSION:
                 return cls._reconfigured(state, config or saved)
             if config is not None and config != saved:
                 return cls._reconfigured(state, config)
@@ -386,8 +387,6 @@ class Monitor:
                     type(d).from_state(s)
                     for d, s in zip(live_state.detectors, saved_state["detectors"], strict=True)
                 ]
-                if version == 2 and live_state.standardizer is not None:
-                    _sums_to_nats(live_state.detectors)
                 live_state.shown = [DetectorState(v) for v in saved_state["shown"]]
                 live_state.quiet_until = [int(q) for q in saved_state["quiet_until"]]
                 live_state.fed = int(saved_state["fed"])
@@ -416,18 +415,6 @@ class Monitor:
         monitor._last_event_time = state["last_event_time"]
         monitor._last_alarm_time = state["last_alarm_time"]
         return monitor
-
-
-def _sums_to_nats(detectors: list[Detector]) -> None:
-    """A version-2 blocks watch's CUSUM sums, in standard deviations, as the nats its
-    :meth:`~driftwatch.core.detectors.cusum.Cusum.update_block` keeps (× 2k, at the
-    constant k of a state saved without a zone)."""
-    for detector in detectors:
-        if isinstance(detector, Cusum) and detector.k > 0.0:
-            state = detector.export_state()
-            state["data"] = {side: 2.0 * detector.k * value
-                             for side, value in state["data"].items()}
-            detector._restore(state["data"])
 
 
 def _new_window(config: MonitorConfig) -> PrequentialWindow:
