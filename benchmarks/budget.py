@@ -495,7 +495,7 @@ def main(quick: bool = False, tables: str = "ABCD") -> None:
         if "B" in tables:
             table_b(pool, runs=4 if quick else 20, rates=rates)
         if "C" in tables:
-            table_c(pool, days=0.5 if quick else 5.0, runs=4 if quick else 12)
+            table_c(pool, days=0.5 if quick else 2.5, runs=4 if quick else 12)
     print(f"Total wall time {time.perf_counter() - started:.0f} s on 2 processes.")
 
 

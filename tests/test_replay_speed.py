@@ -190,7 +190,7 @@ def test_example_replay_is_the_per_record_replay() -> None:
     after = run(JsonLinesSource(str(SAMPLE)),
                 Replay(fmt, settings.monitoring.monitor_config, 10), str(SAMPLE))
     assert comparable(after) == comparable(before)
-    assert len(after.alarms) == 4
+    assert len(after.alarms) == 3
 
 
 # ------------------------------------------------------------------------------------------
