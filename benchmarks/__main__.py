@@ -13,11 +13,9 @@ import os
 import platform
 import sys
 
-BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "budget", "agent",
-              "memory",
-              "hostile", "replay", "checkpoint", "kills", "comparison",
-              "score_drift", "state_topic", "handover",
-              "join_memory")
+BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "budget",
+              "agent", "memory", "hostile", "replay", "checkpoint", "kills", "comparison",
+              "score_drift", "state_topic", "handover", "join_memory")
 
 
 def _machine() -> str:
