@@ -192,19 +192,28 @@ class BlockCollector:
         record time, if it has one)."""
         if ts is not None and ts > self._now:
             self._now = ts
-        positives, negatives = self._positives, self._negatives
         if y_true:
-            positives.append(y_score)
-            self._fn += wrong
+            scores = self._positives
+            if wrong:
+                self._fn += 1
         else:
-            negatives.append(y_score)
-            self._fp += wrong
-        m = self.min_class
-        p, n = len(positives), len(negatives)
-        if p >= m and n >= m:
-            if self._now >= self._due or p + n >= BLOCK_LIMIT:
+            scores = self._negatives
+            if wrong:
+                self._fp += 1
+        scores.append(y_score)
+        # The time first: while it is not up (most events of a busy model) only the size
+        # limit can close or drop the block.
+        if self._now >= self._due:
+            m = self.min_class
+            p, n = len(self._positives), len(self._negatives)
+            if p >= m and n >= m:
                 return self._close()
-        elif p + n >= BLOCK_LIMIT:
+            if p + n >= BLOCK_LIMIT:
+                self._clear()
+        elif len(self._positives) + len(self._negatives) >= BLOCK_LIMIT:
+            m = self.min_class
+            if len(self._positives) >= m and len(self._negatives) >= m:
+                return self._close()
             self._clear()
         return None
 
