@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.score_models import AUC_LEVEL, MODELS, parameter, scores, share
-from driftwatch.core.blocks import AUCStandardizer, BlockCollector, RateStandardizer
+from driftwatch.core.block_rates import RateStandardizer
+from driftwatch.core.blocks import AUCStandardizer, BlockCollector
 from driftwatch.core.budget import block_arl
 from driftwatch.core.config import DEFAULT_BLOCK_SECONDS, DEFAULT_DAYS_PER_FALSE_ALARM
 from driftwatch.core.detectors import Cusum

@@ -19,13 +19,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from driftwatch.core.blocks import (
-    AUCScore,
-    AUCStandardizer,
-    Block,
-    BlockCollector,
-    RateScore,
-)
+from driftwatch.core.block_rates import RateScore
+from driftwatch.core.blocks import AUCScore, AUCStandardizer, Block, BlockCollector
 from driftwatch.core.budget import block_arl, counted_seconds, expected_false_alarms
 from driftwatch.core.config import FALSE_NEGATIVE_RATE, MonitorConfig
 from driftwatch.core.detectors.base import DetectorState

@@ -14,11 +14,11 @@ same false-alarm rate at every class ratio. Block watches avoid both problems:
   (86 400/``seconds``), and each block's span is what it spends of the model's false-alarm
   budget (:mod:`driftwatch.core.budget`).
 - **Standardized by their own sampling error** (:class:`AUCStandardizer`,
-  :class:`RateStandardizer`): each block's statistic becomes a z-score against the level of
-  the blocks before it, with the sampling error of both the block and that reference level
-  folded into the variance. While nothing changes these z-scores are (close to) independent
-  N(0, 1), so a CUSUM on them has the in-control run length its threshold promises
-  (:mod:`driftwatch.core.sequential`), at any class ratio.
+  :class:`~driftwatch.core.block_rates.RateStandardizer`): each block's statistic becomes a
+  z-score against the level of the blocks before it, with the sampling error of both the
+  block and that reference level folded into the variance. While nothing changes these
+  z-scores are (close to) independent N(0, 1), so a CUSUM on them has the in-control run
+  length its threshold promises (:mod:`driftwatch.core.sequential`), at any class ratio.
 
 The reference is *self-starting* (Hawkins 1987): it is the running level of every block since
 the last restart (the start, or an alarm), so after an alarm the test re-learns the new level
@@ -52,22 +52,13 @@ first block after a start closes on information, the next on time, with several 
 events): a small block at an AUC near 1 estimates its variance near 0, and an inverse of that
 estimate let it outweigh everything after it.
 
-**Per-class error rates.** The false-negative rate FN/P on positives and the false-positive
-rate FP/N on negatives (the rates of the Linear Four Rates test, Wang and Abraham 2015): the
-class ratio cannot move them, unlike the overall error, which mixes them in the proportion of
-the classes. A block's error count is compared with its predictive distribution given the
-reference blocks, the beta-binomial with Jeffreys' prior (so the reference's sampling error
-is folded in), and turned into a z-score by the mid-p probability integral transform
-z = Φ⁻¹(P(X < x) + ½·P(X = x)), which is close to N(0, 1) and never heavier-tailed for
-discrete counts, even when errors are rare.
+**Per-class error rates**: :mod:`driftwatch.core.block_rates`.
 
 References:
     E. R. DeLong, D. M. DeLong, D. L. Clarke-Pearson (1988). Comparing the areas under two or
     more correlated ROC curves: a nonparametric approach. *Biometrics* 44, 837–845.
     D. M. Hawkins (1987). Self-starting CUSUM charts for location and scale.
     *The Statistician* 36, 299–316.
-    H. Wang, Z. Abraham (2015). Concept drift detection for streaming data. *IJCNN 2015*
-    (the Linear Four Rates test: per-class rates instead of one error).
 """
 
 from __future__ import annotations
@@ -79,23 +70,12 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.core.sequential import normal_quantile
-
 BLOCK_LIMIT = 100_000
 """The most events a block holds: one with enough of both classes closes at this size before
 its time is up (at over 3 300 events a second with 30-second blocks; its shorter span is
 what it spends of the budget), and one lacking a class is dropped unclosed (a block with
 too few of a class says nothing about ratio-free measures). Bounds memory: about 3 MB of
 scores per model."""
-
-_Z_LIMIT = 1e-300  # mid-p tails are clamped at 1e-300: |z| ≤ 37
-_SATURATED = 37.0  # |mid-p z| at the clamp: take the normal approximation
-_RATE_LIMIT = 1e-9  # a shifted reference rate stays inside (0, 1)
-_NORMAL_VARIANCE = 2500.0
-"""Above this predictive variance of a block's error count (a standard deviation of 50
-errors, only in blocks of thousands of events) its z-score is the normal approximation:
-the beta-binomial's skewness is then below 0.02, so the mid-p z differs by less than 0.03
-up to |z| = 3, and summing its thousands of terms would cost milliseconds per block."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,144 +358,3 @@ class AUCStandardizer:
         (blocks, self._info, self._sum, self._raw, self._spread_p, self._spread_n,
          self._ss10, df10, self._ss01, df01) = state
         self._blocks, self._df10, self._df01 = int(blocks), int(df10), int(df01)
-
-
-class RateScore:
-    """A block's error count against the reference counts: ``errors`` of ``trials`` in the
-    block, ``reference_errors`` of ``reference_trials`` before it."""
-
-    __slots__ = ("errors", "reference_errors", "reference_trials", "trials")
-
-    def __init__(self, errors: int, trials: int, reference_errors: int,
-                 reference_trials: int) -> None:
-        self.errors, self.trials = errors, trials
-        self.reference_errors, self.reference_trials = reference_errors, reference_trials
-
-    def z(self) -> float:
-        """The mid-p z-score under the beta-binomial predictive distribution (Jeffreys'
-        prior): close to N(0, 1) while the rate holds, large when errors are many."""
-        e, t = self.reference_errors, self.reference_trials
-        return count_z(self.errors, self.trials, e + 0.5, t - e + 0.5)
-
-    def evidence(self, side: int, tolerance: float, effect: float) -> tuple[float, float]:
-        """(u, room) for a rise (``side`` +1) or fall (−1) of the rate: u is the mid-p
-        z-score under the predictive distribution whose mean is the reference rate moved by
-        ``tolerance`` towards that side (its concentration, the reference's trials, kept),
-        positive when the block is worse than that; room is (``effect`` − ``tolerance``)
-        over the predictive standard deviation of the block's rate. Where the mid-p value
-        reaches its clamp (|z| ≥ 7.5, far beyond any threshold but the zone's at high
-        traffic), the normal approximation of the same distribution gives u instead."""
-        if tolerance == 0.0 and effect == 0.0:
-            return side * self.z(), 0.0
-        e, t, x, n = self.reference_errors, self.reference_trials, self.errors, self.trials
-        concentration = t + 1.0
-        rate = (e + 0.5) / concentration + side * tolerance
-        rate = min(max(rate, _RATE_LIMIT), 1.0 - _RATE_LIMIT)
-        u = side * count_z(x, n, rate * concentration, (1.0 - rate) * concentration)
-        # Var(X/n) of the beta-binomial: p(1 − p)/n · (n + c)/(1 + c), c the concentration.
-        sd = math.sqrt(rate * (1.0 - rate) / n * (n + concentration) / (1.0 + concentration))
-        if abs(u) > _SATURATED:
-            normal = side * (x / n - rate) / sd
-            u = max(u, normal) if u > 0.0 else min(u, normal)
-        return u, (effect - tolerance) / sd
-
-
-class RateStandardizer:
-    """Self-starting z-scores of a per-class error rate (errors out of trials per block).
-
-    The first ``warmup`` blocks after a :meth:`reset` only count; from then on
-    :meth:`score` scores a block's error count against the beta-binomial predictive
-    distribution given the reference counts, by the mid-p transform (module docstring), and
-    :meth:`add` counts it into the reference.
-    """
-
-    __slots__ = ("_blocks", "_errors", "_trials", "warmup")
-
-    def __init__(self, warmup: int) -> None:
-        self.warmup = warmup
-        self.reset()
-
-    def reset(self) -> None:
-        self._blocks = 0
-        self._errors = 0
-        self._trials = 0
-
-    @property
-    def reference(self) -> float:
-        """The reference rate (NaN before any block)."""
-        return self._errors / self._trials if self._trials else math.nan
-
-    def score(self, errors: int, trials: int) -> RateScore | None:
-        """The block against the reference, or None while warming up."""
-        if self._blocks < self.warmup:
-            return None
-        return RateScore(errors, trials, self._errors, self._trials)
-
-    def add(self, errors: int, trials: int) -> None:
-        self._blocks += 1
-        self._errors += errors
-        self._trials += trials
-
-    def update(self, errors: int, trials: int) -> float | None:
-        """:meth:`score` then :meth:`add`: the block's z-score (None while warming up)."""
-        scored = self.score(errors, trials)
-        self.add(errors, trials)
-        return None if scored is None else scored.z()
-
-    def export_state(self) -> list[int]:
-        return [self._blocks, self._errors, self._trials]
-
-    def restore(self, state: Sequence[int]) -> None:
-        self._blocks, self._errors, self._trials = (int(x) for x in state)
-
-
-def beta_binomial_pmf(n: int, a: float, b: float, last: int | None = None) -> list[float]:
-    """P(X = x) for x = 0..``last`` (default n), X ~ BetaBinomial(n, a, b)."""
-    base = math.lgamma(n + 1) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) \
-        - math.lgamma(n + a + b)
-    return [
-        math.exp(base - math.lgamma(x + 1) - math.lgamma(n - x + 1)
-                 + math.lgamma(x + a) + math.lgamma(n - x + b))
-        for x in range(n + 1 if last is None else last + 1)
-    ]
-
-
-def count_z(x: int, n: int, a: float, b: float) -> float:
-    """The z-score of ``x`` under BetaBinomial(n, a, b): :func:`midp_z`, or the normal
-    approximation (x − mean)/sd where the variance exceeds :data:`_NORMAL_VARIANCE`."""
-    c = a + b
-    variance = n * a * b * (n + c) / (c * c * (1.0 + c))
-    if variance > _NORMAL_VARIANCE:
-        return (x - n * a / c) / math.sqrt(variance)
-    return midp_z(x, n, a, b)
-
-
-def midp_z(x: int, n: int, a: float, b: float) -> float:
-    """Φ⁻¹ of the mid-p value P(X < x) + ½·P(X = x) of ``x`` under BetaBinomial(n, a, b):
-    large when ``x`` errors are many for the predictive distribution.
-
-    The smaller tail is summed, from P(X = x) (one evaluation of the log-pmf) outwards by
-    the ratio of successive terms, until the terms no longer count: a few standard
-    deviations' worth of multiplications instead of x + 1 log-gamma terms, and both tails
-    accurate down to 10⁻³⁰⁰ (|z| ≤ 37), where 1 − (a sum of the lower terms) loses the upper
-    tail below 10⁻¹⁵ (``tests/core/test_blocks.py`` checks it against scipy's tails).
-    """
-    log_px = (math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1)
-              + math.lgamma(x + a) + math.lgamma(n - x + b) + math.lgamma(a + b)
-              - math.lgamma(a) - math.lgamma(b) - math.lgamma(n + a + b))
-    total, term = 0.5, 1.0  # the tail in units of P(X = x), half of it counted
-    if x * (a + b) <= n * a:  # x at or below the mean: the lower tail
-        for j in range(x, 0, -1):  # P(X = j − 1)/P(X = j)
-            term *= j * (n - j + b) / ((n - j + 1) * (j - 1 + a))
-            total += term
-            if term < 1e-17 * total:
-                break
-        u = math.exp(log_px + math.log(total))
-        return normal_quantile(min(max(u, _Z_LIMIT), 1.0 - 1e-16))
-    for j in range(x, n):  # P(X = j + 1)/P(X = j)
-        term *= (n - j) * (j + a) / ((j + 1) * (n - j - 1 + b))
-        total += term
-        if term < 1e-17 * total:
-            break
-    upper = math.exp(log_px + math.log(total))
-    return -normal_quantile(min(max(upper, _Z_LIMIT), 1.0 - 1e-16))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from driftwatch.core.blocks import AUCStandardizer, RateStandardizer
+from driftwatch.core.block_rates import RateStandardizer
+from driftwatch.core.blocks import AUCStandardizer
 from driftwatch.core.config import MonitorConfig, Watch, build_detectors
 from driftwatch.core.detectors.base import Detector, DetectorState
 

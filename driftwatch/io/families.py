@@ -98,6 +98,7 @@ from prometheus_client.metrics_core import (
 )
 
 from driftwatch import __version__
+from driftwatch.io.budget_families import BudgetFamilies
 from driftwatch.io.snapshot import NOT_READY_REASONS, AgentSnapshot
 
 if TYPE_CHECKING:
@@ -180,42 +181,7 @@ class Families:
             '(detector="threshold").',
             labels=("model", "measure", "detector", "level"),
         )
-        self.budget_seconds = GaugeMetricFamily(
-            "driftwatch_false_alarm_budget_seconds",
-            "The model's false-alarm budget (monitoring days_per_false_alarm × 86400): its "
-            "blocks watches' CUSUMs together expect at most one false drift alarm per this "
-            "much record time, at any traffic.",
-            labels=("model",),
-        )
-        self.expected_false_alarms = GaugeMetricFamily(
-            "driftwatch_expected_false_alarms_per_month",
-            "False drift alarms to expect in 30 days on the model's blocks watches' CUSUMs if "
-            "blocks kept the latest one's record time, at the worst change their "
-            "indifference zone tolerates: 30/days_per_false_alarm or less for budgeted "
-            "CUSUMs, more for one with an arl of its own at high traffic. Absent without "
-            "record time.",
-            labels=("model",),
-        )
-        self.block_duration = GaugeMetricFamily(
-            "driftwatch_block_duration_seconds",
-            "Record time (the events' ts) the model's latest closed block spanned: at least "
-            "block_seconds, more where blocks wait for 20 events of a rare class. Absent "
-            "before the second block and without record time.",
-            labels=("model",),
-        )
-        self.record_time = GaugeMetricFamily(
-            "driftwatch_record_time",
-            "1 when the model's events carry a time (blocks close on time, the budget "
-            "holds in time), 0 when none has (blocks close on information alone, and the "
-            "budget holds per block only).",
-            labels=("model",),
-        )
-        self.min_effect = GaugeMetricFamily(
-            "driftwatch_min_effect",
-            "The indifference zone of a blocks watch: the smallest sustained change worth "
-            "an alarm, in the measure's units (half of it is tolerated within the budget).",
-            labels=("model", "measure"),
-        )
+        self.budget = BudgetFamilies()
         self.last_event = GaugeMetricFamily(
             "driftwatch_last_event_timestamp_seconds",
             "Event time (ts) of the model's latest event that carried one, Unix seconds.",
@@ -352,8 +318,7 @@ class Families:
         return [
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
             self.auc_standard_error, self.window, self.detector_state, self.alarms,
-            self.budget_seconds, self.expected_false_alarms, self.block_duration,
-            self.record_time, self.min_effect, self.last_event, self.last_alarm,
+            *self.budget.all(), self.last_event, self.last_alarm,
             self.last_processed, self.auc_floor, self.auc_max_drop, self.no_events_seconds,
             self.batch_labels, self.lag,
             self.lag_seconds, self.ready, self.not_ready, self.saves, self.save_failures,
@@ -457,15 +422,8 @@ class Families:
             yield self.detector_state, (model, measure, detector), code
         for (measure, detector, level), count in _alarm_counts(snap):
             yield self.alarms, (model, measure, detector, level), count
-        budget = snap.budget
-        if budget is not None:
-            yield self.budget_seconds, (model,), budget.days_per_false_alarm * 86_400.0
-            yield self.record_time, (model,), 1.0 if budget.record_time else 0.0
-            if budget.expected_false_alarms == budget.expected_false_alarms:
-                yield self.expected_false_alarms, (model,), budget.expected_false_alarms
-            if budget.block_seconds == budget.block_seconds:
-                yield self.block_duration, (model,), budget.block_seconds
-            yield from _defined(self.min_effect, model, budget.min_effects)
+        if snap.budget is not None:
+            yield from self.budget.samples(model, snap.budget)
         if snap.last_event_time is not None:
             yield self.last_event, (model,), snap.last_event_time
         if snap.last_alarm_time is not None:

@@ -16,16 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from driftwatch.core.blocks import (
-    BLOCK_LIMIT,
-    AUCStandardizer,
-    Block,
-    BlockCollector,
-    RateStandardizer,
-    beta_binomial_pmf,
-    delong,
-    midp_z,
-)
+from driftwatch.core.block_rates import RateStandardizer, beta_binomial_pmf, midp_z
+from driftwatch.core.blocks import BLOCK_LIMIT, AUCStandardizer, Block, BlockCollector, delong
 from driftwatch.core.sequential import normal_quantile
 
 scores = st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(-3, 3),
