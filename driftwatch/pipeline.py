@@ -44,7 +44,7 @@ from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
 from driftwatch.io.decode_join import JoinFormat, RecordKind, decode_joinable
-from driftwatch.io.fastdecode import PARSE_SELF, FastDecoder, plain_event
+from driftwatch.io.fastdecode import PARSE_SELF, Columns, FastDecoder, plain_event
 
 TOO_MANY_MODELS = "too_many_models"
 """The rejection reason of an event whose model would exceed ``limits.max_models``."""
@@ -189,6 +189,7 @@ class Pipeline(Generic[W]):
         key. The hot path: no event object per record. ``fast(value, key, where, parsed)``
         takes the value's JSON already parsed (:meth:`parse_lines`)."""
         self.parse_lines = self._decoder.parse_lines
+        self.columns = self._decoder.columns
 
     def record(self, value: bytes | None, key: bytes | None, where: W) -> None:
         """Process one record that is a whole event (no join)."""
@@ -222,6 +223,21 @@ class Pipeline(Generic[W]):
             return True
 
         return fast
+
+    def take_columns(self, columns: Columns, where: Callable[[int], W]) -> bool:
+        """Process a run of plain records of one model in one call
+        (:meth:`~driftwatch.core.monitor.Monitor.update_columns`), the alarms of record i
+        with ``where(i)``; False (nothing done) when the model has no monitor yet, is
+        observed, skipped or filtered (then record by record, :attr:`fast`)."""
+        model = columns.model
+        monitor = self._by_model.get(model)
+        if monitor is None or self._observe_all or model in self._observed or \
+                (self._only and model not in self._only) or self._accept is not None:
+            return False
+        for index, alarms in monitor.update_columns(columns.labels, columns.scores,
+                                                    columns.times):
+            self._on_alarms(alarms, where(index))
+        return True
 
     def decoded(self, result: Decoded | Rejected, value: bytes | None, key: bytes | None,
                 where: W) -> None:

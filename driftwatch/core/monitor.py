@@ -32,7 +32,7 @@ This module re-exports their names (``__all__``), so that a monitor's user needs
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from driftwatch.core.adaptive_window import AdaptiveWindow
@@ -202,6 +202,50 @@ class Monitor:
         if self._sampled_watches and count % self._sample_every == 0 and self._full():
             self._sample(ts, alarms)
         return alarms
+
+    def update_columns(self, labels: Sequence[int], scores: Sequence[float],
+                       times: Sequence[float | None]) -> list[tuple[int, list[Alarm]]]:
+        """:meth:`update_values` of each event in turn (predictions derived from the scores),
+        in one call; returns (index, alarms) of every event that raised some.
+
+        A replay's run of plain records of one model: for a monitor whose watches all read
+        blocks (the defaults) the events go to the window's queue and the block collector in
+        bulk (:meth:`~driftwatch.core.window.PrequentialWindow.extend_valid`,
+        :meth:`~driftwatch.core.blocks.BlockCollector.extend`), and each closed block reaches
+        the watches with the window and the counters as they were at its closing event; any
+        other monitor takes the events one by one. The same alarms, the same state.
+        """
+        collector, blocks = self._collector, self._blocks
+        if self._error_watches or self._sampled_watches or collector is None or \
+                blocks is None or self.config.adaptive_window:
+            found = []
+            for index, (y, s, t) in enumerate(zip(labels, scores, times, strict=True)):
+                alarms = self.update_values(y, s, None, t)
+                if alarms:
+                    found.append((index, alarms))
+            return found
+        found = []
+        start = 0
+        for index, block in collector.extend(labels, scores, times, self._threshold):
+            self._take(labels, scores, times, start, index + 1)
+            start = index + 1
+            alarms = blocks.close(block, times[index], self._block_alarm)
+            if alarms:
+                found.append((index, alarms))
+        self._take(labels, scores, times, start, len(labels))
+        return found
+
+    def _take(self, labels: Sequence[int], scores: Sequence[float],
+              times: Sequence[float | None], start: int, stop: int) -> None:
+        """Events ``start`` to ``stop`` into the window and the counters (not the blocks)."""
+        if start >= stop:
+            return
+        self._window.extend_valid(labels[start:stop], scores[start:stop])
+        self._events += stop - start
+        for ts in reversed(times[start:stop]):
+            if ts is not None:
+                self._last_event_time = ts
+                break
 
     def _sample(self, ts: float | None, alarms: list[Alarm]) -> None:
         window = self._window

@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from itertools import repeat
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
 
 from driftwatch.core.events import valid_event
 from driftwatch.io.decode import (
@@ -85,6 +88,15 @@ PARSE_SELF: Any = object()
 """``parsed`` of :attr:`FastDecoder.values` when the value is to be parsed by the call."""
 
 
+class Columns(NamedTuple):
+    """A run of plainly valid records of one model, without predictions, as columns."""
+
+    model: str
+    labels: list[int]
+    scores: list[float]
+    times: list[float | None]
+
+
 class FastDecoder:
     """``decode(value, key, fmt)``, faster on plainly valid records; same results always.
 
@@ -94,12 +106,20 @@ class FastDecoder:
             standard library's.
     """
 
-    __slots__ = ("_fmt", "_loads", "values")
+    __slots__ = ("_fmt", "_loads", "columns", "values")
 
     def __init__(self, fmt: EventFormat, loads: Loads | None = None) -> None:
         self._fmt = fmt
         self._loads: Loads = loads or _orjson_loads or json.loads
         self.values: ValuesOf = _values(fmt, self._loads)
+        self.columns: Callable[[Sequence[bytes], Sequence[Any]], Columns | None] = \
+            _columns(fmt)
+        """``columns(lines, parsed)``: the records of a run of lines (their JSON parsed,
+        :meth:`parse_lines`) as :class:`Columns`, when each is one :attr:`values` takes,
+        all of one model and none with a prediction; else None (then record by record).
+        The same values :attr:`values` gives each, checked a field at a time over the run
+        (the common shapes: integer or string classes, float scores, float or integer times
+        or none); anything less common takes the per-record path."""
         """``(model, y_true, y_score, y_pred, ts)`` of a plainly valid record, else None:
         :meth:`fast` without building the event, for a replay's inner loop
         (:meth:`~driftwatch.core.monitor.Monitor.update_values` takes them as they are).
@@ -221,3 +241,72 @@ def _values(fmt: EventFormat, loads: Loads) -> ValuesOf:
         return model, y_true, score, y_pred, ts
 
     return values
+
+
+def _columns(fmt: EventFormat) -> Callable[[Sequence[bytes], Sequence[Any]], Columns | None]:
+    """:attr:`FastDecoder.columns` for ``fmt``: :func:`_values`'s rules a field at a time."""
+    classes = _classes(fmt)
+    label_field, score_field = fmt.label_field, fmt.score_field
+    pred_field, ts_field = fmt.prediction_field, fmt.time_field
+    model_field = fmt.model_field if fmt.model_source == "field" else None
+    model_constant, max_model_id = fmt.model_constant, fmt.max_model_id_length
+    limit, by_key = fmt.max_record_bytes, fmt.model_source == "key"
+    # One type of class value at a time, the common case: a dict by value.
+    by_kind: dict[type, dict[Any, int]] = {}
+    for (kind, value), cls in classes.items():
+        by_kind.setdefault(kind, {})[value] = cls
+
+    def columns(lines: Sequence[bytes], parsed: Sequence[Any]) -> Columns | None:
+        # Each field by one C-level map of dict.get over the run; a run that is not
+        # uniformly of a common shape returns None.
+        if by_key or not lines or min(map(len, lines)) == 0 or max(map(len, lines)) > limit:
+            return None
+        if set(map(type, parsed)) != {dict}:
+            return None
+        raw = list(map(dict.get, parsed, repeat(label_field), repeat(_ABSENT)))
+        kinds = set(map(type, raw))
+        mapping = by_kind.get(kinds.pop()) if len(kinds) == 1 else None
+        if mapping is None or not set(raw) <= mapping.keys():
+            return None
+        identity = all(type(key) is int and key == cls for key, cls in mapping.items())
+        labels = raw if identity else list(map(mapping.__getitem__, raw))
+        scores: list[Any] = list(map(dict.get, parsed, repeat(score_field)))
+        if set(map(type, scores)) != {float} or \
+                not np.isfinite(np.fromiter(scores, float, len(scores))).all():
+            return None
+        if list(map(dict.get, parsed, repeat(pred_field))).count(None) != len(parsed):
+            return None
+        raw = list(map(dict.get, parsed, repeat(ts_field)))
+        kinds = set(map(type, raw))
+        times: list[float | None]
+        if kinds == {float}:
+            stamps = np.fromiter(raw, float, len(raw))
+            if not (np.isfinite(stamps).all() and stamps.max() < MAX_EVENT_TIME_S):
+                return None
+            times = raw
+        elif kinds == {int}:  # orjson's ints fit 64 bits, and so convert as values() does
+            converted = list(map(float, raw))
+            if max(converted) >= MAX_EVENT_TIME_S:
+                return None
+            times = list(converted)
+        elif kinds == {type(None)}:
+            times = raw
+        else:
+            return None
+        model = model_constant
+        if model_field is not None:
+            named = list(map(dict.get, parsed, repeat(model_field)))
+            if not set(map(type, named)) <= {str, type(None)}:
+                return None
+            models = set(named)
+            if len(models) != 1:
+                return None
+            found = models.pop()
+            if found is not None:
+                if type(found) is not str or not 0 < len(found) <= max_model_id \
+                        or not found.isprintable():
+                    return None
+                model = found
+        return Columns(model, labels, scores, times)
+
+    return columns

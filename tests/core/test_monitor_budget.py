@@ -204,3 +204,67 @@ def test_a_version_2_state_restores_its_window_with_fresh_blocks_watches() -> No
     assert [s.standardizer.export_state() for s in restored._watch_states()] == [  # type: ignore[union-attr]
         s.standardizer.export_state() for s in fresh._watch_states()]  # type: ignore[union-attr]
     assert Monitor.restore(state, MonitorConfig()).config == MonitorConfig()
+
+
+def columns_stream(seed: int, n: int, rate: float, drop_at: int | None = None,
+                   untimed: float = 0.0, late: float = 0.0) -> tuple[list[int], list[float],
+                                                                    list[float | None]]:
+    """Labels, scores and times; a share ``untimed`` without time and ``late`` stamped a
+    minute early; AUC 0.9, 0.7 from ``drop_at`` on."""
+    rng = random.Random(seed)
+    labels, scores, times = [], [], []
+    for i in range(n):
+        y = int(rng.random() < 0.25)
+        mu = 1.81 if drop_at is None or i < drop_at else 0.74
+        labels.append(y)
+        scores.append(rng.gauss(mu if y else 0.0, 1.0))
+        t: float | None = T0 + i / rate
+        draw = rng.random()
+        if draw < untimed:
+            t = None
+        elif draw < untimed + late:
+            t = T0 + i / rate - 60.0
+        times.append(t)
+    return labels, scores, times
+
+
+@pytest.mark.parametrize(("rate", "untimed", "late", "chunk", "n"),
+                         [(200.0, 0.0, 0.0, 4096, 60_000), (1.0, 0.0, 0.0, 777, 60_000),
+                          (50.0, 0.3, 0.1, 1000, 60_000), (30.0, 1.0, 0.0, 5000, 60_000),
+                          (5000.0, 0.0, 0.0, 30_000, 800_000)])
+def test_update_columns_is_update_values_event_by_event(rate: float, untimed: float,
+                                                        late: float, chunk: int,
+                                                        n: int) -> None:
+    """The bulk path a replay takes for runs of plain records: the same alarms at the same
+    events, the same state, at low traffic (blocks on information), high traffic (on time,
+    and on size: 5 000 events a second fill 100 000 in 20 s), without time, with late
+    records."""
+    labels, scores, times = columns_stream(int(rate), n, rate, drop_at=n * 2 // 3,
+                                           untimed=untimed, late=late)
+    config = MonitorConfig()
+    one, bulk = Monitor("m", config), Monitor("m", config)
+    expected = [(i, alarms) for i, (y, s, t) in enumerate(zip(labels, scores, times, strict=True))
+                if (alarms := one.update_values(y, s, None, t))]
+    got = []
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        got += [(start + i, alarms) for i, alarms in
+                bulk.update_columns(labels[start:stop], scores[start:stop], times[start:stop])]
+    assert got == expected
+    assert json.dumps(bulk.export_state()) == json.dumps(one.export_state())
+    assert bulk.snapshot() == one.snapshot()
+    if rate >= 50:
+        assert expected, "the drop must alarm"
+
+
+def test_update_columns_of_other_monitors_takes_the_events_one_by_one() -> None:
+    labels, scores, times = columns_stream(3, 5000, 10.0, drop_at=2500)
+    watches = (Watch("auc", (DetectorSpec("page_hinkley", {"threshold": 1.0}),)),
+               Watch("auc", (DetectorSpec("cusum"),), feed="blocks"))
+    for config in (MonitorConfig(window_size=200, watches=watches[:1]),
+                   MonitorConfig(adaptive_window=True)):
+        one, bulk = Monitor("m", config), Monitor("m", config)
+        expected = [(i, a) for i, (y, s, t) in enumerate(zip(labels, scores, times, strict=True))
+                    if (a := one.update_values(y, s, None, t))]
+        assert bulk.update_columns(labels, scores, times) == expected
+        assert json.dumps(bulk.export_state()) == json.dumps(one.export_state())
