@@ -211,11 +211,9 @@ class BlockCollector:
         y = np.fromiter(labels, dtype=np.int64, count=count)
         score_array = np.fromiter(scores, dtype=float, count=count)
         wrong = (score_array >= threshold) != (y == 1)
-        if None in times:
-            stamps = np.fromiter((-math.inf if t is None else t for t in times), dtype=float,
-                                 count=count)
-        else:
-            stamps = np.fromiter(times, dtype=float, count=count)
+        # numpy reads None as NaN, which no valid time is: those events move no clock.
+        stamps = np.fromiter(times, dtype=float, count=count)
+        stamps[np.isnan(stamps)] = -math.inf
         now = np.maximum(np.maximum.accumulate(stamps), self._now)  # record time after each
         m = self.min_class
         closes: list[tuple[int, Block]] = []

@@ -237,12 +237,17 @@ class Monitor:
 
     def _take(self, labels: Sequence[int], scores: Sequence[float],
               times: Sequence[float | None], start: int, stop: int) -> None:
-        """Events ``start`` to ``stop`` into the window and the counters (not the blocks)."""
+        """Events ``start`` to ``stop`` into the window and the counters (not the blocks).
+        The window's queue keeps its last size + 1 events: only those are handed to it,
+        with the label before them."""
         if start >= stop:
             return
-        self._window.extend_valid(labels[start:stop], scores[start:stop])
+        first = max(start, stop - self._window_size - 1)
+        self._window.extend_valid(labels[first:stop], scores[first:stop],
+                                  labels[first - 1] if first > start else None)
         self._events += stop - start
-        for ts in reversed(times[start:stop]):
+        for index in range(stop - 1, start - 1, -1):
+            ts = times[index]
             if ts is not None:
                 self._last_event_time = ts
                 break

@@ -259,7 +259,9 @@ def _columns(fmt: EventFormat) -> Callable[[Sequence[bytes], Sequence[Any]], Col
     def columns(lines: Sequence[bytes], parsed: Sequence[Any]) -> Columns | None:
         # Each field by one C-level map of dict.get over the run; a run that is not
         # uniformly of a common shape returns None.
-        if by_key or not lines or min(map(len, lines)) == 0 or max(map(len, lines)) > limit:
+        # No line of a parsed run is empty (an empty element is not JSON): the length
+        # limit is the only check values() makes on the bytes.
+        if by_key or not lines or max(map(len, lines)) > limit:
             return None
         if set(map(type, parsed)) != {dict}:
             return None
