@@ -56,6 +56,7 @@ from benchmarks.score_models import AUC_LEVEL, components, parameter, scores, sh
 from driftwatch.core.block_watches import BlockWatches
 from driftwatch.core.blocks import BLOCK_LIMIT, Block
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig
+from driftwatch.core.sequential import normal_cdf
 from driftwatch.core.watch_state import WatchState
 
 SEED = 9_000_000
@@ -484,7 +485,59 @@ def table_d(pool: Any, days: float, rates: Sequence[float]) -> None:
     print()
 
 
-def main(quick: bool = False, tables: str = "ABCD") -> None:
+def table_e() -> None:
+    """Where the indifference zone's boundary lies: the exact run length of the AUC watch's
+    CUSUM under sustained drops, from a block's standard error at each rate (no
+    simulation)."""
+    from driftwatch.core.budget import block_arl
+    from driftwatch.core.sequential import cusum_arl, cusum_threshold
+    from driftwatch.core.zone import allowance, tolerance
+
+    config = MonitorConfig()
+    effect = config.min_effect("auc")
+    m, seconds = config.block_min_class, config.block_seconds
+    drops = (0.0, 0.01, 0.0125, 0.015, 0.0175, 0.02, 0.025)
+    print("### E. Where the zone's boundary lies: days until the AUC watch alarms\n")
+    print(f"The AUC watch's mean run length, in days of record time, under a sustained drop "
+          f"(exact: the CUSUM's integral equation at the block's standard error, binormal "
+          f"AUC 0.90; blocks of ≥ {m} per class and ≥ {seconds:g} s, their events at the "
+          f"mean; the AUC watch's third of the budget). The minimum effect is {effect:g}; the "
+          "tolerance, where the watch spends its 90 days of budget, is half of it or one "
+          "block standard error short of it, whichever is more. A drop below the tolerance "
+          "takes longer than the budget, one above the effect minutes to hours.\n")
+    print("| events/s | ratio | block s.e. | tolerance | " + " | ".join(f"{d:g}" for d in drops)
+          + " |")
+    print("|---:|---|---:|---:|" + "---:|" * len(drops))
+    _, s10, s01, _, _ = model_at("binormal", 0.9)
+    for rate in RATES:
+        for ratio in (1 / 4, 1 / 15):
+            p = share(ratio)
+            events = max(rate * seconds, m / min(p, 1 - p) * 1.1)
+            positives, negatives = events * p, events * (1 - p)
+            sd = math.sqrt(s10 / positives + s01 / negatives)
+            block_seconds = events / rate
+            arl = block_arl(config.days_per_false_alarm, 3, block_seconds)
+            tolerated = tolerance(effect, sd)
+            k = allowance(0.5, (effect - tolerated) / sd)
+            h = cusum_threshold(arl, k)
+            cells = []
+            for drop in drops:
+                shift = (drop - tolerated) / sd
+                if k - shift > 6.0:  # drift of −6 block deviations: beyond any horizon
+                    blocks = math.inf
+                elif h > 0.0:
+                    blocks = cusum_arl(h, k, shift)
+                else:  # an alarm is one block above the allowance
+                    above = normal_cdf(shift - k)
+                    blocks = 1.0 / above if above > 0.0 else math.inf
+                days = blocks * block_seconds / DAY
+                cells.append(f"{days:.3g}" if 0 < days < 1e6 else "> 10⁶")
+            print(f"| {rate:,.0f} | {RATIO_NAMES[ratio]} | {sd:.4f} | {tolerated:.4f} | "
+                  + " | ".join(cells) + " |")
+    print()
+
+
+def main(quick: bool = False, tables: str = "ABCDE") -> None:
     started = time.perf_counter()
     rates = RATES
     with _pool() as pool:
@@ -496,12 +549,14 @@ def main(quick: bool = False, tables: str = "ABCD") -> None:
             table_b(pool, runs=4 if quick else 20, rates=rates)
         if "C" in tables:
             table_c(pool, days=0.5 if quick else 2.5, runs=4 if quick else 12)
+    if "E" in tables:
+        table_e()
     print(f"Total wall time {time.perf_counter() - started:.0f} s on 2 processes.")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--tables", default="ABCD")
+    parser.add_argument("--tables", default="ABCDE")
     args = parser.parse_args()
     main(quick=args.quick, tables=args.tables)

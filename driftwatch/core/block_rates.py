@@ -25,6 +25,7 @@ import math
 from collections.abc import Sequence
 
 from driftwatch.core.sequential import normal_quantile
+from driftwatch.core.zone import tolerance
 
 _Z_LIMIT = 1e-300  # mid-p tails are clamped at 1e-300: |z| ≤ 37
 _SATURATED = 37.0  # |mid-p z| at the clamp: take the normal approximation
@@ -53,27 +54,43 @@ class RateScore:
         e, t = self.reference_errors, self.reference_trials
         return count_z(self.errors, self.trials, e + 0.5, t - e + 0.5)
 
-    def evidence(self, side: int, tolerance: float, effect: float) -> tuple[float, float]:
-        """(u, room) for a rise (``side`` +1) or fall (−1) of the rate: u is the mid-p
-        z-score under the predictive distribution whose mean is the reference rate moved by
-        ``tolerance`` towards that side (its concentration, the reference's trials, kept),
-        positive when the block is worse than that; room is (``effect`` − ``tolerance``)
-        over the predictive standard deviation of the block's rate. Where the mid-p value
-        reaches its clamp (|z| ≥ 7.5, far beyond any threshold but the zone's at high
-        traffic), the normal approximation of the same distribution gives u instead."""
-        if tolerance == 0.0 and effect == 0.0:
+    def tolerance(self, effect: float) -> float:
+        """The zone's tolerance for this block (:func:`~driftwatch.core.zone.tolerance`),
+        from the predictive standard deviation of its rate at the reference rate."""
+        e, t, n = self.reference_errors, self.reference_trials, self.trials
+        concentration = t + 1.0
+        rate = (e + 0.5) / concentration
+        return tolerance(effect, _rate_sd(rate, n, concentration))
+
+    def evidence(self, side: int, effect: float) -> tuple[float, float]:
+        """(u, room) for a rise (``side`` +1) or fall (−1) of the rate against the zone of
+        minimum ``effect``: u is the mid-p z-score under the predictive distribution whose
+        mean is the reference rate moved by the tolerance (:meth:`tolerance`) towards that
+        side (its concentration, the reference's trials, kept), positive when the block is
+        worse than that; room is (``effect`` − tolerance) over the predictive standard
+        deviation of the block's rate. Where the mid-p value reaches its clamp (|z| ≥ 37,
+        far beyond any threshold but the zone's at high traffic), the normal approximation
+        of the same distribution gives u instead."""
+        if effect == 0.0:
             return side * self.z(), 0.0
         e, t, x, n = self.reference_errors, self.reference_trials, self.errors, self.trials
         concentration = t + 1.0
-        rate = (e + 0.5) / concentration + side * tolerance
+        tolerated = self.tolerance(effect)
+        rate = (e + 0.5) / concentration + side * tolerated
         rate = min(max(rate, _RATE_LIMIT), 1.0 - _RATE_LIMIT)
         u = side * count_z(x, n, rate * concentration, (1.0 - rate) * concentration)
-        # Var(X/n) of the beta-binomial: p(1 − p)/n · (n + c)/(1 + c), c the concentration.
-        sd = math.sqrt(rate * (1.0 - rate) / n * (n + concentration) / (1.0 + concentration))
-        if abs(u) > _SATURATED:
+        sd = _rate_sd(rate, n, concentration)
+        if abs(u) >= _SATURATED:
             normal = side * (x / n - rate) / sd
             u = max(u, normal) if u > 0.0 else min(u, normal)
-        return u, (effect - tolerance) / sd
+        return u, (effect - tolerated) / sd
+
+
+def _rate_sd(rate: float, trials: int, concentration: float) -> float:
+    """The standard deviation of a block's rate under the beta-binomial predictive
+    distribution of mean ``rate``: Var(X/n) = p(1 − p)/n · (n + c)/(1 + c)."""
+    return math.sqrt(rate * (1.0 - rate) / trials * (trials + concentration)
+                     / (1.0 + concentration))
 
 
 class RateStandardizer:

@@ -102,13 +102,13 @@ class BlockWatches:
         """One block to the watch's detectors: CUSUMs get its evidence against the zone
         and their run length (the budget's, or their own ``arl``), others its z-score.
         Returns (index, name, state, state before) per detector."""
-        tolerance, effect = state.zone
+        effect = state.effect
         sides: dict[int, tuple[float, float]] = {}
 
         def evidence(side: int) -> tuple[float, float]:
             found = sides.get(side)
             if found is None:
-                found = sides[side] = scored.evidence(side, tolerance, effect)
+                found = sides[side] = scored.evidence(side, effect)
             return found
 
         z: float | None = None
@@ -128,7 +128,7 @@ class BlockWatches:
     def budget(self) -> BudgetView:
         """What the budget implies at the current traffic (see :class:`BudgetView`)."""
         record_time = self.collector.now is not None
-        effects = {s.watch.measure: s.zone[1] for s in self.states
+        effects = {s.watch.measure: s.effect for s in self.states
                    if any(isinstance(d, Cusum) for d in s.detectors)}
         view = BudgetView(self._days, record_time, min_effects=effects)
         last = self._last_seconds

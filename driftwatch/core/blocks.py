@@ -70,6 +70,8 @@ from typing import Any
 
 import numpy as np
 
+from driftwatch.core.zone import tolerance
+
 BLOCK_LIMIT = 100_000
 """The most events a block holds: one with enough of both classes closes at this size before
 its time is up (at over 3 300 events a second with 30-second blocks; its shorter span is
@@ -306,16 +308,23 @@ class AUCScore:
         """The recursive residual (x − x̄)/sd: N(0, 1) while the AUC holds."""
         return (self.x - self.mean) / self.sd
 
-    def evidence(self, side: int, tolerance: float, effect: float) -> tuple[float, float]:
-        """(u, room) for a fall (``side`` −1) or rise (+1) of the AUC: u is the residual
-        against the reference moved by ``tolerance`` (AUC units) towards that side,
-        positive when the block is worse than that; room is the distance from the tolerance
-        to ``effect``, both in residual standard deviations. The AUC units are carried to
-        the arcsine scale at the reference level, exactly (not by the derivative)."""
-        if tolerance == 0.0 and effect == 0.0:
+    def tolerance(self, effect: float) -> float:
+        """The zone's tolerance for this block (:func:`~driftwatch.core.zone.tolerance`):
+        its residual standard deviation carried to AUC units at the reference level (the
+        arcsine's derivative there: d sin²x/dx = sin 2x)."""
+        return tolerance(effect, self.sd * math.sin(2.0 * self.mean))
+
+    def evidence(self, side: int, effect: float) -> tuple[float, float]:
+        """(u, room) for a fall (``side`` −1) or rise (+1) of the AUC against the zone of
+        minimum ``effect``: u is the residual against the reference moved by the tolerance
+        (:meth:`tolerance`, AUC units) towards that side, positive when the block is worse
+        than that; room is the distance from the tolerance to ``effect``, both in residual
+        standard deviations. The AUC units are carried to the arcsine scale at the
+        reference level exactly (not by the derivative)."""
+        if effect == 0.0:
             return side * (self.x - self.mean) / self.sd, 0.0
         level = math.sin(self.mean) ** 2
-        shifted = _arcsine(level + side * tolerance)
+        shifted = _arcsine(level + side * self.tolerance(effect))
         boundary = _arcsine(level + side * effect)
         return side * (self.x - shifted) / self.sd, side * (boundary - shifted) / self.sd
 

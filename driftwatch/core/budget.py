@@ -36,8 +36,9 @@ for a model that closes at most one block per ``block_seconds``, and not in time
 (``driftwatch_record_time`` is then 0).
 
 **In-control means "within the tolerance".** The budget is spent at the worst case the
-indifference zone tolerates (a sustained change of half the minimum effect,
-:mod:`driftwatch.core.zone`): while nothing changes at all, the false alarms are far fewer.
+indifference zone tolerates (a sustained change of half the minimum effect, or nearly all of
+it at high traffic, :mod:`driftwatch.core.zone`): while nothing changes at all, the false
+alarms are far fewer.
 """
 
 from __future__ import annotations

@@ -211,9 +211,10 @@ guarantee).
   included, and that at the worst change the zone tolerates; while nothing changes, far
   fewer.
 - **Changes that matter** (:mod:`driftwatch.core.zone`). Sustained AUC drops up to 0.01 and
-  rises of a per-class error rate up to 0.025 (half the minimum effects 0.02 and 0.05) are
-  tolerated: a model's daily wobble of ± 0.01 AUC stays inside. At high traffic a drop
-  below 0.02 never alarms however much traffic proves it; at low traffic, where a block's
+  rises of a per-class error rate up to 0.025 (half the minimum effects 0.02 and 0.05; up to
+  one block standard error short of the effect where blocks are that precise) are
+  tolerated: a model's daily wobble of ± 0.01 AUC stays inside. At high traffic drops
+  below 0.02 stay quiet however much traffic proves them; at low traffic, where a block's
   standard error is larger than the effect, the test is the CUSUM of k = 0.5 beyond the
   tolerance. The rate effect follows from the AUC's: in a binormal model a 0.02 AUC drop
   raises the false-negative rate by 0.02–0.04 at a threshold between the class means
@@ -340,11 +341,10 @@ class MonitorConfig:
             min_effect_rate=data.get("min_effect_rate", 0.0),
         )
 
-    def zone(self, measure: str) -> tuple[float, float]:
-        """The indifference zone of a blocks watch of ``measure``: (tolerance, minimum
-        effect) in the measure's units, the tolerance half the effect."""
-        effect = self.min_effect_auc if measure == "auc" else self.min_effect_rate
-        return effect / 2.0, effect
+    def min_effect(self, measure: str) -> float:
+        """The minimum effect of a blocks watch of ``measure``, in the measure's units: its
+        indifference zone (:mod:`driftwatch.core.zone`)."""
+        return self.min_effect_auc if measure == "auc" else self.min_effect_rate
 
 
 

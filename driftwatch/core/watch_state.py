@@ -27,8 +27,8 @@ class WatchState:
     per block (:mod:`driftwatch.core.budget`).
     """
 
-    __slots__ = ("below_floor", "budgeted", "detectors", "fed", "fed_at_alarm", "quiet_until",
-                 "shown", "standardizer", "threshold", "watch", "zone")
+    __slots__ = ("below_floor", "budgeted", "detectors", "effect", "fed", "fed_at_alarm",
+                 "quiet_until", "shown", "standardizer", "threshold", "watch")
 
     def __init__(self, watch: Watch, config: MonitorConfig) -> None:
         self.watch = watch
@@ -42,11 +42,11 @@ class WatchState:
         self.below_floor = False
         self.threshold = math.nan
         self.standardizer: AUCStandardizer | RateStandardizer | None = None
-        self.zone = (0.0, 0.0)
+        self.effect = 0.0  # the minimum effect of a blocks watch's zone
         self.budgeted = [False] * len(self.detectors)
         if watch.feed == "blocks":
             self.standardizer = (AUCStandardizer(config.block_warmup) if watch.measure == "auc"
                                  else RateStandardizer(config.block_warmup))
-            self.zone = config.zone(watch.measure)
+            self.effect = config.min_effect(watch.measure)
             self.budgeted = [spec.name == "cusum" and "arl" not in spec.params
                              for spec in watch.detectors]

@@ -55,7 +55,8 @@ class BudgetFamilies:
         self.min_effect = GaugeMetricFamily(
             "driftwatch_min_effect",
             "The indifference zone of a blocks watch: the smallest sustained change worth "
-            "an alarm, in the measure's units (half of it is tolerated within the budget).",
+            "an alarm, in the measure's units (changes up to half of it, or up to one block "
+            "standard error short of it at high traffic, stay within the budget).",
             labels=("model", "measure"),
         )
 

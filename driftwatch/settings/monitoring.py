@@ -181,15 +181,16 @@ _DAYS_PER_FALSE_ALARM = (
     "counts as block_seconds, so the budget holds only while blocks close no more often."
 )
 _MIN_EFFECT_AUC = (
-    "The smallest sustained AUC drop worth an alarm, in AUC units. Drops up to half of it "
-    "are tolerated (they raise no more alarms than the budget: a daily wobble of the model "
-    "fits inside); at high traffic no drop below it alarms however much traffic proves it, "
-    "and drops well above it are found within a block or two. 0: test any drop (the "
-    "CUSUM of earlier versions)."
+    "The smallest sustained AUC drop worth an alarm, in AUC units. Drops up to half of it, "
+    "or up to one block standard error short of it where blocks are more precise than that "
+    "(high traffic), are tolerated: they raise no more alarms than the budget (a daily "
+    "wobble of the model fits inside), however much traffic proves them; drops well above "
+    "it are found within a block or a few. 0: test any drop (the CUSUM of earlier "
+    "versions)."
 )
 _MIN_EFFECT_RATE = (
     "The smallest sustained rise of a per-class error rate (false_negative_rate, "
-    "false_positive_rate) worth an alarm, in rate units, tolerated up to half of it like "
+    "false_positive_rate) worth an alarm, in rate units, with the tolerance of "
     "min_effect_auc. The default 0.05 is about what a 0.02 AUC drop does to a per-class rate "
     "at a threshold between the class means; 0: test any rise."
 )

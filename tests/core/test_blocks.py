@@ -329,71 +329,107 @@ def test_an_empty_zone_gives_the_plain_z_score() -> None:
     block = blocks(22, 1, 20, 80, 1.5)[0]
     scored = standardizer.score(block)
     assert scored is not None
-    assert scored.evidence(-1, 0.0, 0.0) == (-scored.z(), 0.0)
-    assert scored.evidence(1, 0.0, 0.0) == (scored.z(), 0.0)
+    assert scored.evidence(-1, 0.0) == (-scored.z(), 0.0)
+    assert scored.evidence(1, 0.0) == (scored.z(), 0.0)
     rates = RateStandardizer(warmup=5)
     for errors in (3, 5, 4, 6, 2, 5):
         rates.add(errors, 40)
     rated = rates.score(9, 40)
-    assert rated is not None and rated.evidence(1, 0.0, 0.0) == (rated.z(), 0.0)
+    assert rated is not None and rated.evidence(1, 0.0) == (rated.z(), 0.0)
 
 
-@pytest.mark.parametrize(("p", "n", "mu", "tolerance"),
-                         [(20, 300, 1.8, 0.01), (200, 800, 1.8, 0.01), (1000, 4000, 1.19, 0.02)])
+def test_the_tolerance_is_half_the_effect_or_a_block_short_of_it() -> None:
+    """Imprecise blocks (20 + 80 events): half the effect; precise ones (2 000 + 8 000):
+    the effect less the block's standard deviation in AUC units."""
+    for p, n, expected_half in ((20, 80, True), (2000, 8000, False)):
+        standardizer = AUCStandardizer(warmup=5)
+        reference = blocks(40 + p, 30, p, n, 1.8)
+        for block in reference:
+            standardizer.add(block)
+        scored = standardizer.score(blocks(41 + p, 1, p, n, 1.8)[0])
+        assert scored is not None
+        sd = statistics.stdev(b.auc for b in blocks(42 + p, 200, p, n, 1.8))
+        got = scored.tolerance(0.02)
+        if expected_half:
+            assert got == 0.01
+        else:
+            assert got == pytest.approx(0.02 - sd, rel=0.1) and 0.01 < got < 0.02
+
+
+@pytest.mark.parametrize(("p", "n", "mu", "effect"),
+                         [(20, 300, 1.8, 0.02), (200, 800, 1.8, 0.02), (1000, 4000, 1.19, 0.04)])
 def test_auc_evidence_is_standard_normal_at_the_tolerance(p: int, n: int, mu: float,
-                                                          tolerance: float) -> None:
+                                                          effect: float) -> None:
     """Blocks whose AUC is the reference's minus the tolerance: u ~ N(0, 1) (over
     references: its variance includes the reference's own error), at the small blocks of
-    low traffic and the large ones of high traffic, where room grows with the block."""
+    low traffic (tolerance half the effect) and the large ones of high traffic (one block
+    standard deviation short of it), where room grows with the block."""
     reference_auc = statistics.NormalDist().cdf(mu / math.sqrt(2))
-    shifted = math.sqrt(2) * statistics.NormalDist().inv_cdf(reference_auc - tolerance)
     got = []
     for repeat in range(20):
         standardizer = AUCStandardizer(warmup=5)
         for block in blocks(1000 * repeat + p, 100, p, n, mu):
             standardizer.add(block)
+        probe = standardizer.score(blocks(1000 * repeat + p + 2, 1, p, n, mu)[0])
+        assert probe is not None
+        tolerated = probe.tolerance(effect)
+        shifted = math.sqrt(2) * statistics.NormalDist().inv_cdf(reference_auc - tolerated)
         for block in blocks(1000 * repeat + p + 1, 100, p, n, shifted):
             scored = standardizer.score(block)
             assert scored is not None
-            got.append(scored.evidence(-1, tolerance, 2 * tolerance))
-    us = [u for u, _ in got]
+            got.append((scored.evidence(-1, effect), tolerated))
+    us = [u for (u, _), _ in got]
     assert abs(statistics.mean(us)) < 0.1
     assert 0.9 < statistics.stdev(us) < 1.1
-    # room: the tolerance again, in the block's standard deviations
+    # room: from the tolerance to the effect, in the block's standard deviations
     sd = statistics.stdev(b.auc for b in blocks(7 + p, 300, p, n, mu))
-    assert statistics.mean(r for _, r in got) == pytest.approx(tolerance / sd, rel=0.15)
+    assert statistics.mean(r for (_, r), _ in got) == pytest.approx(
+        statistics.mean((effect - t) / sd for _, t in got), rel=0.15)
 
 
-@pytest.mark.parametrize(("rate", "trials", "tolerance"),
-                         [(0.1, 20, 0.025), (0.3, 300, 0.025), (0.1, 20_000, 0.025)])
+@pytest.mark.parametrize(("rate", "trials", "effect"),
+                         [(0.1, 20, 0.05), (0.3, 300, 0.05), (0.1, 20_000, 0.05)])
 def test_rate_evidence_is_standard_normal_at_the_tolerance(rate: float, trials: int,
-                                                           tolerance: float) -> None:
+                                                           effect: float) -> None:
     """Error counts at the reference's rate plus the tolerance: u close to N(0, 1) over
-    references (discrete counts of a few errors a block: slightly narrower, as mid-p is)."""
+    references (discrete counts of a few errors a block: slightly narrower, as mid-p is),
+    with the tolerance half the effect at 20 trials and nearly all of it at 20 000."""
     rng = np.random.default_rng(int(rate * 1000) + trials)
-    us = []
+    us, tolerances = [], []
     for _ in range(20):
         standardizer = RateStandardizer(warmup=5)
         for errors in rng.binomial(trials, rate, 100):
             standardizer.add(int(errors), trials)
-        for errors in rng.binomial(trials, rate + tolerance, 150):
+        probe = standardizer.score(0, trials)
+        assert probe is not None
+        tolerated = probe.tolerance(effect)
+        tolerances.append(tolerated)
+        for errors in rng.binomial(trials, standardizer.reference + tolerated, 150):
             scored = standardizer.score(int(errors), trials)
             assert scored is not None
-            us.append(scored.evidence(1, tolerance, 2 * tolerance)[0])
+            us.append(scored.evidence(1, effect)[0])
     assert abs(statistics.mean(us)) < 0.1
     assert 0.85 < statistics.stdev(us) < 1.1
+    if trials == 20:
+        assert set(tolerances) == {effect / 2}
+    if trials == 20_000:
+        assert min(tolerances) > 0.045
 
 
 def test_a_large_rise_of_a_rate_at_high_traffic_is_not_clamped() -> None:
-    """100 000 trials, the rate 0.10 → 0.20: u is about 100 (the normal approximation of the
-    shifted predictive distribution), far past any allowance; the mid-p alone would have
-    stopped at 7.9 before."""
+    """100 000 trials, the rate 0.10 → 0.20: u is about 32 (the shifted predictive
+    distribution, wide enough for its normal approximation), far past the allowance
+    (about 1); the mid-p of earlier versions stopped at 7.9."""
     standardizer = RateStandardizer(warmup=1)
     standardizer.add(10_000, 100_000)
     scored = standardizer.score(20_000, 100_000)
     assert scored is not None
-    u, room = scored.evidence(1, 0.025, 0.05)
-    sd = math.sqrt(0.125 * 0.875 * (1 / 100_000 + 1 / 100_002))
-    assert u == pytest.approx((0.2 - 0.125) / sd, rel=0.01)
-    assert room == pytest.approx(0.025 / sd, rel=0.01)
-
+    base = 10_000.5 / 100_001
+    sd0 = math.sqrt(base * (1 - base) * (1 / 100_000 + 1 / 100_002))
+    tolerated = 0.05 - sd0
+    assert scored.tolerance(0.05) == pytest.approx(tolerated, rel=1e-3)
+    u, room = scored.evidence(1, 0.05)
+    sd = math.sqrt((base + tolerated) * (1 - base - tolerated) * (1 / 100_000 + 1 / 100_002))
+    assert u == pytest.approx((0.2 - base - tolerated) / sd, rel=0.01)
+    assert u > 30
+    assert room == pytest.approx(sd0 / sd, rel=0.01)
