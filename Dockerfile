@@ -1,12 +1,18 @@
 # syntax=docker/dockerfile:1
 # The driftwatch agent image: driftwatch-agent installed from its wheel on a slim Python,
-# running as an unprivileged user. The Helm chart (helm/driftwatch) defaults to this image:
+# running as an unprivileged user. No image is published: build it, push it to a registry
+# your cluster pulls from, and give the Helm chart (helm/driftwatch) its name in
+# image.repository:
 #
-#   docker build -t ghcr.io/driftwatch/driftwatch-agent:0.1.0 .
+#   docker build -t "$REGISTRY/driftwatch-agent:0.1.0" .
+#   docker push "$REGISTRY/driftwatch-agent:0.1.0"
 #   docker run --rm -p 9108:9108 -v "$PWD/driftwatch.yaml:/etc/driftwatch/driftwatch.yaml:ro" \
-#     ghcr.io/driftwatch/driftwatch-agent:0.1.0
+#     "$REGISTRY/driftwatch-agent:0.1.0"
 #
-# The tag is the package version (pyproject.toml), which is the chart's appVersion.
+# The tag is the package version (pyproject.toml), which is the chart's appVersion. The
+# Python is 3.11 by default, the one CI runs the whole suite on (the agent against real
+# brokers included); --build-arg PYTHON_VERSION=3.12 or 3.13 builds on those, which CI tests
+# without the integration tests (.ci/run).
 
 ARG PYTHON_VERSION=3.11
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import platform
 import sys
 
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "budget",
               "agent", "memory", "hostile", "replay", "checkpoint", "kills", "comparison",
-              "score_drift", "state_topic", "handover", "join_memory")
+              "score_drift", "state_topic", "handover", "join_memory", "estimate", "brokers",
+              "first_contact")
 
 
 def _machine() -> str:
@@ -36,6 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"which to run (default: all): {', '.join(BENCHMARKS)}")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
+    parser.add_argument("--broker", choices=("tansu", "apache", "both"), default="both",
+                        help="the broker(s) of the benchmarks that run one (kills, handover)")
     args = parser.parse_args(argv)
     unknown = set(args.names) - set(BENCHMARKS)
     if unknown:
@@ -43,7 +47,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# driftwatch benchmarks\n\nMachine: {_machine()}\n")
     for name in args.names or BENCHMARKS:
         print(f"## {name}\n")
-        importlib.import_module(f"benchmarks.{name}").main(quick=args.quick)
+        run = importlib.import_module(f"benchmarks.{name}").main
+        if "broker" in inspect.signature(run).parameters:
+            run(quick=args.quick, broker=args.broker)
+        else:
+            run(quick=args.quick)
         print()
         sys.stdout.flush()
 

@@ -40,10 +40,15 @@ Lifecycle and failure behaviour:
   never followed by a commit; if the final save at a stop fails, :meth:`Agent.run` raises
   :class:`~driftwatch.io.checkpoint.CheckpointSaveError` after closing everything, having
   committed nothing. An unwritable checkpoint directory is refused at construction.
+- **Nothing consumed, nothing saved**: no save without a record processed since the last one
+  (or the restore); its offsets are committed all the same (the group's commit catches up).
 - **Stop.** ``stop`` (set by SIGTERM/SIGINT in the CLI) ends the loop after the current
   batch; the agent then flushes the dead-letter producer, saves a checkpoint and commits its
   offsets (in that order: a crash between them re-delivers, never loses), and returns.
-  Every step is bounded (``kafka.request_timeout_seconds``).
+  Every step is bounded (``kafka.request_timeout_seconds``). Never ready while the source
+  names a problem (the brokers unreachable, a topic missing): :class:`NeverReady` instead.
+- **First contact** (:mod:`driftwatch.io.first_contact`): unreachable brokers are named once
+  and retried; settings they refuse (TLS, SASL, an ACL) stop the agent (``BrokerRefused``).
 - **Broker loss.** The source retries with backoff; the loop keeps running, ``/readyz``
   answers 503 once failures last ``readiness.not_ready_after_seconds`` and 200 again after
   ``readiness.ready_after_seconds`` of answers; metrics stay scrapable.
@@ -144,6 +149,11 @@ reaches the agent's offset (recreated or truncated topic)."""
 REJECTION_LOG_INTERVAL_S = 10.0
 """At most one log line per rejection reason in this many seconds: a producer sending only
 garbage must not turn the agent's log into a copy of the topic."""
+
+
+class NeverReady(Exception):
+    """Stopped before it was ever ready, while its source named a problem (``str()``): nothing
+    was consumed, saved or committed, so nothing is lost; ``driftwatch run`` exits 1."""
 
 
 class Agent:
@@ -262,6 +272,7 @@ class Agent:
         Raises:
             CheckpointSaveError: the checkpoint could not be saved on the way out; nothing
                 was committed (everything is closed all the same).
+            NeverReady, BrokerRefused: see the module docstring.
         """
         with ExitStack() as resources:
             source = self._start(resources)
@@ -275,8 +286,11 @@ class Agent:
                 self._publish_snapshot()
                 if self.checkpointer.due():
                     self.checkpoint()
-            log.info("stopping: saving a checkpoint and committing the offsets it covers")
+            log.info("stopping: %s", "nothing consumed since the last save, so nothing to save"
+                     if self._positions == self.checkpointer.durable else
+                     "saving a checkpoint and committing the offsets it covers")
             saved = self._final_checkpoint()
+            problem = None if self.readiness.ever_ready else source.problem
             # Leaving the ExitStack closes the source (without committing), the producers
             # and the metrics server, in reverse order of their start.
         if not saved:
@@ -285,6 +299,8 @@ class Agent:
                 "no offset was committed, so the records since the last saved checkpoint "
                 "will be read again at the next start"
             )
+        if problem is not None:
+            raise NeverReady(problem)
         log.info("stopped")
 
     def process(self, record: Record) -> None:
@@ -318,11 +334,16 @@ class Agent:
 
         The order is what keeps the promises: dead letters of the processed records are
         flushed first (a checkpoint never passes a record whose dead letter may be lost), the
-        state is saved, and only a save that succeeded is followed by a commit. Returns True
-        when the checkpoint was saved (the commit is best effort: a failed one is counted,
-        and the next save's commit carries newer offsets).
+        state is saved, and only a save that succeeded is followed by a commit (nothing
+        processed since: no save). Returns True when saved or nothing needed saving (the
+        commit is best effort: a failed one is counted, the next carries newer offsets).
         """
         offsets = dict(self._positions)
+        if offsets == self.checkpointer.durable and not self.checkpointer.failing:
+            self.checkpointer.nothing_to_save()  # the module docstring: nothing consumed
+            if self.source is not None:
+                self.source.commit(offsets)
+            return True
         timeout_s = self.settings.kafka.request_timeout_seconds
         if self.dead_letter is not None and not self.dead_letter.flush(timeout_s):
             log.warning("dead letters not delivered within %.0f s: checkpoint and commit "

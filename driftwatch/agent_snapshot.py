@@ -39,15 +39,19 @@ def publish_snapshot(agent: Agent, *, force: bool = False) -> None:
     # A forced publish (readiness changed) must not wait for a probe of a dead broker.
     lag = source.lag(refresh=not force) if source is not None else {}
     checkpointer = agent.checkpointer
-    not_ready = set()
+    why: dict[str, str] = {}
     if not agent.readiness.ready:
-        not_ready.add("kafka")
+        problem = source.problem if source is not None else "the source is not started"
+        why["kafka"] = problem or "the brokers answer again; ready once they have for " \
+            "readiness.ready_after_seconds"
     if checkpointer.failing:
-        not_ready.add("checkpoint")
+        why["checkpoint"] = (f"the last save failed ({checkpointer.last_error}); nothing is "
+                             "committed until a save succeeds")
     operations = Operations(
         consumer_group=agent.settings.kafka.group_id,
         lag_seconds=lag_seconds(agent, lag),
-        not_ready=frozenset(not_ready),
+        not_ready=frozenset(why),
+        not_ready_why=why,
         checkpoint_saves=checkpointer.saves,
         checkpoint_save_failures=checkpointer.failures,
         checkpoint_last_success_time=checkpointer.last_success_time,

@@ -5,6 +5,11 @@ closes them in reverse order), the state topic's producer, the dead-letter and a
 producers, the ``/metrics`` registry and HTTP server, and the source. The source asks
 :func:`resume_offsets` where each newly assigned partition resumes: at the checkpoint's
 offset, never at the group's commit, whose monitor state would be lost.
+
+Nothing here waits for a broker: the Kafka source's first contact
+(:class:`~driftwatch.io.first_contact.FirstContact`, built by :func:`kafka_source`) checks
+the brokers, the security settings and the ACLs of every topic the agent uses
+(:func:`kafka_uses`) on a worker thread, and creates the state topic once they answer.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from driftwatch.agent_state import restore_partitions
 from driftwatch.io.alarms import AlarmLog
 from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.comparisons import ComparisonCollector
+from driftwatch.io.first_contact import FirstContact, TopicUse
+from driftwatch.io.handshake import Handshake
 from driftwatch.io.join_metrics import JoinCollector
 from driftwatch.io.offsets import TopicPartition
 from driftwatch.io.producers import AlarmPublisher, DeadLetter, producer_config
@@ -32,7 +39,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
 
-__all__ = ["kafka_source", "resume_offsets", "start"]
+__all__ = ["kafka_source", "kafka_uses", "resume_offsets", "start"]
+
+PROXY_OPTIONS = ("proxy_url", "socks5_proxy")
+"""kafka-python options that route its connections through a proxy, which the first
+contact's own connections would not take."""
 
 
 def start(agent: Agent, resources: ExitStack) -> Source[Record]:
@@ -43,10 +54,6 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     store = agent.checkpointer.store
     if isinstance(store, StateTopicStore):  # closed after the source, whose revoke saves
         resources.callback(store.close)
-        try:
-            store.ensure_topic()
-        except StateSaveError as error:
-            log.warning("%s; trying again at the first save", error)
     kafka = agent.settings.kafka
     consumer_config = kafka.consumer_config()
     producer_options = producer_config(consumer_config)
@@ -79,7 +86,7 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     agent.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
                                          ready=lambda: agent.ready,
                                          not_ready_reasons=lambda: (
-                                             agent._snapshot.operations.not_ready),
+                                             agent._snapshot.operations.not_ready_text()),
                                          basic_auth=basic_auth, tls=tls,
                                          max_connections=metrics.max_connections,
                                          request_timeout=metrics.request_timeout_seconds)
@@ -90,22 +97,69 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
 
 def kafka_source(agent: Agent) -> KafkaSource:
     """The source the ``kafka`` settings describe, resuming each partition where the agent's
-    checkpoint says (never at the group's commit)."""
+    checkpoint says (never at the group's commit), after a first contact that checks every
+    topic the agent uses and creates the state topic."""
     kafka = agent.settings.kafka
+    config = kafka.consumer_config()
+    whole_stream = kafka.assignment == "all_partitions"
+    store = agent.checkpointer.store
+    then = None
+    if isinstance(store, StateTopicStore):
+        def then(_: Handshake) -> None:
+            ensure_state_topic(store)
+    first_contact: FirstContact | None = FirstContact(
+        kafka.bootstrap_servers, config, uses=kafka_uses(agent),
+        group=None if whole_stream else kafka.group_id,
+        timeout_s=kafka.request_timeout_seconds, then=then,
+        backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
+        backoff_max_s=kafka.reconnect_backoff_max_seconds)
+    if any(config.get(key) for key in PROXY_OPTIONS):
+        # The handshakes connect directly; through a proxy they would find nothing.
+        log.info("the brokers are reached through a proxy (kafka.client_options): the first "
+                 "contact's checks are skipped")
+        first_contact = None
     return KafkaSource(
-        kafka.consumer_config(),
+        config,
         topics=kafka.topics or (),
         pattern=kafka.topic_pattern,
         on_assigned=agent._on_assigned,
         on_revoked=agent._on_revoked if agent.partitioned is not None else None,
         ignore_committed=True,
-        whole_stream=kafka.assignment == "all_partitions",
+        whole_stream=whole_stream,
         poll_timeout_s=kafka.poll_timeout_ms / 1000,
         backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
         backoff_max_s=kafka.reconnect_backoff_max_seconds,
         probe_interval_s=agent.settings.readiness.probe_interval_seconds,
         request_timeout_s=kafka.request_timeout_seconds,
+        first_contact=first_contact,
     )
+
+
+def kafka_uses(agent: Agent) -> tuple[TopicUse, ...]:
+    """Every topic the agent uses, with the ACL operations it performs on it and the
+    setting that names it (docs/kafka-security.md lists the same)."""
+    settings = agent.settings
+    kafka = settings.kafka
+    uses = [TopicUse(topic, "kafka.topics", frozenset({"READ"}), "input")
+            for topic in kafka.topics or ()]
+    if isinstance(agent.checkpointer.store, StateTopicStore):
+        uses.append(TopicUse(settings.state_topic(), "checkpoint.topic",
+                             frozenset({"READ", "WRITE"}), "state"))
+    for topic, key in ((kafka.dead_letter_topic, "kafka.dead_letter_topic"),
+                       (kafka.alarms_topic, "kafka.alarms_topic")):
+        if topic is not None:
+            uses.append(TopicUse(topic, key, frozenset({"WRITE"}), "output"))
+    return tuple(uses)
+
+
+def ensure_state_topic(store: StateTopicStore) -> None:
+    """Create the state topic at first contact (or check the one there); one the brokers
+    refuse to create is a :class:`~driftwatch.io.first_contact.BrokerRefused`, one not
+    compacted a ``CheckpointSettingError``. Other failures are retried at the first save."""
+    try:
+        store.ensure_topic()
+    except StateSaveError as error:
+        log.warning("%s; trying again at the first save", error)
 
 
 def resume_offsets(agent: Agent, partitions: set[TopicPartition]

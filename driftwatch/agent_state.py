@@ -171,7 +171,9 @@ def restore_partitions(agent: Agent, partitions: set[TopicPartition]) -> None:
             agent._rejected[reason] = agent._rejected.get(reason, 0) + count
     if agent._skipped:
         agent._skipped[UNWATCHED_MODEL] += sum(restored.skipped.values())
-    agent._positions.update({TopicPartition(*tp): o for tp, o in restored.offsets.items()})
+    resumed = {TopicPartition(*tp): o for tp, o in restored.offsets.items()}
+    agent._positions.update(resumed)
+    agent.checkpointer.durable.update(resumed)  # the topic holds them: nothing to save yet
     agent._restored = agent._restored or bool(restored.offsets)
     took = agent._clock() - started
     log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",

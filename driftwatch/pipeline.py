@@ -329,7 +329,8 @@ class Source(Protocol[R_co]):
     - :meth:`poll` returns the next batch of records (possibly none, after a bounded wait).
     - :meth:`commit` records that everything before these offsets (partition → next offset)
       is durable; the agent calls it only after a checkpoint covering them is saved.
-    - :attr:`ready`, :attr:`reachable` and :attr:`reachability_changed_at` feed ``/readyz``;
+    - :attr:`ready`, :attr:`reachable` and :attr:`reachability_changed_at` feed ``/readyz``,
+      and :attr:`problem` says why it is not ready (one line naming the setting to look at);
       :meth:`lag`, :attr:`commits`, :attr:`commit_failures` and :attr:`reconnects` the
       operations metrics.
     - :meth:`close` (or leaving the ``with`` block) ends it without committing.
@@ -343,6 +344,9 @@ class Source(Protocol[R_co]):
 
     @property
     def reachability_changed_at(self) -> float: ...
+
+    @property
+    def problem(self) -> str | None: ...
 
     @property
     def commits(self) -> int: ...
@@ -415,6 +419,10 @@ class MemorySource(Generic[R]):
     @property
     def reachable(self) -> bool:
         return not self._closed
+
+    @property
+    def problem(self) -> str | None:
+        return None  # a list of records has nothing to be waited for
 
     @property
     def exhausted(self) -> bool:

@@ -1,5 +1,8 @@
 """A real Kafka-compatible broker for tests: the product's embedded Tansu broker, plus faults.
 
+(Apache Kafka, the other broker every Kafka test runs on, is in tests/apache_kafka.py;
+:data:`Broker` is either.)
+
 :class:`TansuBroker` is :class:`driftwatch.demo.broker.EmbeddedBroker` (a ``tansu broker`` on a
 free loopback port, reaped on stop, never outliving its parent) with what failure tests need:
 :meth:`~TansuBroker.pause`/:meth:`~TansuBroker.resume` (a hung broker), :meth:`restart` on
@@ -26,15 +29,21 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
 
 from driftwatch.demo.broker import STOP_TIMEOUT_S, BrokerUnavailable, EmbeddedBroker, free_port
 from driftwatch.demo.broker import _accepts_connections as accepts_connections
+from tests.apache_kafka import ApacheKafkaBroker
 
-__all__ = ["BrokerUnavailable", "TansuBroker", "free_port"]
+__all__ = ["Broker", "BrokerFactory", "BrokerUnavailable", "TansuBroker", "free_port"]
 
 
 class TansuBroker(EmbeddedBroker):
     """An :class:`EmbeddedBroker` that tests can freeze, restart and stop for sure."""
+
+    kind = "tansu"
+    persistent = False
+    """A restart loses every topic, record, group and offset (memory storage)."""
 
     def stop(self, *, kill: bool = False) -> None:
         self.resume()  # a frozen broker would not act on SIGINT
@@ -60,3 +69,12 @@ class TansuBroker(EmbeddedBroker):
         """Stop, then start on the same port. The new broker is empty (memory storage)."""
         self.stop(kill=kill)
         self.start()
+
+
+Broker = TansuBroker | ApacheKafkaBroker
+"""What the ``broker`` fixtures give: either kind has ``bootstrap``, ``port``, ``start``,
+``stop(kill=)``, ``restart(kill=)``, ``pause``, ``resume``, ``close``, ``running``, ``kind``
+and ``persistent`` (whether a restarted broker still has what was stored before)."""
+
+BrokerFactory = Callable[..., Broker]
+"""The ``broker_factory`` fixture: ``(port=None, *, start=True, **options) -> Broker``."""

@@ -17,6 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.agent import BEYOND_LOG_END, FINAL_SAVE_ATTEMPTS, Agent
+from driftwatch.agent_start import kafka_source
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.exits import EXIT_CHECKPOINT, EXIT_INVALID
@@ -105,6 +106,7 @@ class Source:
         self.commits_made: list[dict[TopicPartition, int]] = []
         self.ready = self.reachable = True
         self.reachability_changed_at = 0.0
+        self.problem: str | None = None
         self.commits = self.commit_failures = self.reconnects = 0
 
     def commit(self, offsets: dict[TopicPartition, int]) -> bool:
@@ -169,6 +171,37 @@ def test_a_commit_follows_a_save_and_carries_exactly_the_saved_offsets(tmp_path:
                                     TopicPartition("events", 1): 40}]
     assert saved["monitors"]["m"]["events"] == 40
     assert not agent.checkpointer.due()
+
+
+def test_nothing_consumed_is_never_saved_but_restored_offsets_are_committed(
+        tmp_path: Path) -> None:
+    """No save while nothing was consumed since the last one or the restore (an agent that
+    never reached its brokers writes nothing, at its stop neither); the offsets the store
+    already covers are committed all the same, so the group's commit catches up with a
+    restored checkpoint at once (the kill tests' final runs need it). Fails if the agent
+    saves on schedule whatever it consumed."""
+    clock = Clock()
+    agent, source = make_agent(tmp_path, clock)
+    for _ in range(3):
+        clock.now += agent.checkpointer.interval_s
+        assert agent.checkpointer.due() and agent.checkpoint()
+    assert agent._final_checkpoint()
+    assert not (tmp_path / FILENAME).exists() and agent.checkpointer.saves == 0
+    assert not agent.checkpointer.due(), "the next one is an interval away"
+
+    agent.process(event(0))
+    agent.process(event(1))
+    clock.now += agent.checkpointer.interval_s
+    assert agent.checkpoint() and agent.checkpointer.saves == 1
+    written = (tmp_path / FILENAME).stat().st_mtime_ns
+
+    restarted, source = make_agent(tmp_path, clock)
+    restarted.restore()
+    clock.now += restarted.checkpointer.interval_s
+    assert restarted.checkpoint() and restarted._final_checkpoint()
+    assert restarted.checkpointer.saves == 0
+    assert (tmp_path / FILENAME).stat().st_mtime_ns == written, "not written again"
+    assert source.commits_made == [{TopicPartition("events", 0): 2}] * 2
 
 
 def test_a_failing_save_is_retried_with_backoff_counted_not_ready_and_never_committed(
@@ -425,7 +458,7 @@ def test_readyz_and_the_ready_metric_come_from_one_snapshot(tmp_path: Path) -> N
     """/readyz and driftwatch_ready answer from the same published snapshot, so they never
     disagree: while the loop is held in the middle of publishing a readiness change (a
     checkpoint save failed), the HTTP threads still answer the old state, both of them; once
-    it is published, the new one, both of them (and the 503 names its reason)."""
+    it is published, the new one, both of them (and the 503 names its reason, and why)."""
     config = Settings(checkpoint={"backend": "file", "directory": str(tmp_path)},
                       metrics={"host": "127.0.0.1", "port": 0})
     agent = Agent(config, source=lambda hook: MemorySource([event(0)], on_assigned=hook))
@@ -468,4 +501,26 @@ def test_readyz_and_the_ready_metric_come_from_one_snapshot(tmp_path: Path) -> N
         finally:
             release.set()
             saving.join(30)
-        assert answers() == (503, 0.0, "not ready: checkpoint")
+        status, ready, body = answers()
+        assert (status, ready) == (503, 0.0)
+        assert body.startswith("not ready: checkpoint: the last save failed (IsADirectoryError")
+        assert body.endswith("; nothing is committed until a save succeeds"), body
+
+
+def test_the_first_contact_checks_every_topic_the_agent_uses_unless_through_a_proxy(
+        tmp_path: Path) -> None:
+    """The first contact's handshakes connect directly: through a proxy
+    (kafka.client_options.proxy_url) they would find no broker, so they are skipped."""
+    settings = {"kafka": {"topics": ["scores"], "group_id": "g", "dead_letter_topic": "bad",
+                          "alarms_topic": "alarms"}}
+    agent = Agent(Settings(**settings))
+    source = kafka_source(agent)
+    assert source.first_contact is not None and source.first_contact.group == "g"
+    assert [(use.topic, use.setting, sorted(use.needs), use.role)
+            for use in source.first_contact.uses] == [
+        ("scores", "kafka.topics", ["READ"], "input"),
+        ("g-state", "checkpoint.topic", ["READ", "WRITE"], "state"),
+        ("bad", "kafka.dead_letter_topic", ["WRITE"], "output"),
+        ("alarms", "kafka.alarms_topic", ["WRITE"], "output")]
+    settings["kafka"]["client_options"] = {"proxy_url": "socks5://127.0.0.1:1080"}
+    assert kafka_source(Agent(Settings(**settings))).first_contact is None

@@ -321,3 +321,69 @@ def test_a_command_imports_its_own_module_only(tmp_path: Path) -> None:
                             text=True, check=True).stdout
     assert all(command in listed for command in
                ("run", "config", "demo", "simulate", "replay", "compare"))
+
+
+# ------------------------------------------------------------------------------------------
+# Typos: a suggestion, under the usage of the command they were made in
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as caught:
+        main(list(argv))
+    assert caught.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return captured.err
+
+
+@pytest.mark.parametrize("argv", [["demo", "--duraton", "5"], ["demo", "--duraton=5"]])
+def test_a_mistyped_option_is_answered_with_the_command_usage_and_a_suggestion(
+        capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    err = usage_error(capsys, *argv)
+
+    assert err.startswith("usage: driftwatch demo ")  # demo's usage, not the top level's
+    assert "--duration SECONDS" in err
+    assert err.rstrip().endswith(f"driftwatch demo: error: unrecognized arguments: "
+                                 f"{' '.join(argv[1:])}; did you mean --duration?")
+
+
+def test_every_mistyped_option_gets_its_own_suggestion(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    err = usage_error(capsys, "replay", "events.jsonl", "--jsn", "--modle", "a", "--zzzzzz")
+
+    assert err.startswith("usage: driftwatch replay ")
+    assert err.rstrip().endswith(
+        "unrecognized arguments: --jsn --modle a --zzzzzz; did you mean --json (for --jsn), "
+        "--model (for --modle)?")
+
+
+def test_nothing_close_means_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    err = usage_error(capsys, "demo", "--xyzzy")
+
+    assert err.rstrip().endswith("driftwatch demo: error: unrecognized arguments: --xyzzy")
+
+
+@pytest.mark.parametrize(("argv", "wrong", "usage", "suggestion"), [
+    (["replya", "events.jsonl"], "replya", "usage: driftwatch [-h]", "'replay'"),
+    (["config", "valdate", "x.yaml"], "valdate", "usage: driftwatch config ", "'validate'"),
+    (["demo", "--scenario", "sudden_auc_dorp"], "sudden_auc_dorp", "usage: driftwatch demo ",
+     "'sudden_auc_drop'"),
+])
+def test_a_mistyped_command_or_choice_gets_a_suggestion(
+        capsys: pytest.CaptureFixture[str], argv: list[str], wrong: str, usage: str,
+        suggestion: str) -> None:
+    err = usage_error(capsys, *argv)
+
+    assert err.startswith(usage)
+    assert f"invalid choice: {wrong!r}" in err
+    assert err.rstrip().endswith(f"; did you mean {suggestion}?")
+
+
+def test_the_suggestion_leaves_other_messages_alone() -> None:
+    from driftwatch.commands.suggest import with_choice_suggestion
+
+    assert with_choice_suggestion("argument --port: not a port: '99999'") == \
+        "argument --port: not a port: '99999'"
+    assert with_choice_suggestion(
+        "argument X: invalid choice: 'qqq' (choose from 'run', 'demo')") == \
+        "argument X: invalid choice: 'qqq' (choose from 'run', 'demo')"

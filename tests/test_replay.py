@@ -526,6 +526,63 @@ def test_every_record_rejected_fails_and_names_the_fields(
     assert "expects label 'label', score 'score'" in err
 
 
+@pytest.mark.parametrize("content", ["", "\n\n", "label,score\n"])
+@pytest.mark.parametrize("plot", [False, True])
+def test_no_record_at_all_fails_with_or_without_a_figure(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, plot: bool,
+        matplotlib_available: None) -> None:
+    # A CI backtest on an empty export must not pass, and must not leave a figure of nothing.
+    path = tmp_path / ("events.csv" if "," in content else "events.jsonl")
+    path.write_text(content, encoding="utf-8")
+    figure = tmp_path / "replay.png"
+
+    status, out, err = replay(capsys, str(path), "--json",
+                              *(["--plot", str(figure)] if plot else []))
+
+    assert status == 1
+    assert json.loads(out)["records"] == 0  # the report is still printed
+    assert f"{path} holds no records: nothing was replayed" in err
+    assert not figure.exists()
+
+
+def test_a_figure_without_a_sample_fails_and_names_the_models(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], matplotlib_available: None) -> None:
+    # 999 events: one short of the window (d = 1000), so no model has a sample yet.
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(sample_lines(999)) + "\n", encoding="utf-8")
+    figure = tmp_path / "replay.png"
+
+    status, out, err = replay(capsys, str(path), "--plot", str(figure))
+
+    assert status == 1
+    assert "999 events" in out  # the replay itself ran and reported
+    assert "not drawn, no sample yet" in err and "default (999 events, window 1,000)" in err
+    assert f"no figure written to {figure}: no model has a sample to draw" in err
+    assert not figure.exists()
+
+    path.write_text("\n".join(sample_lines(1000)) + "\n", encoding="utf-8")
+    status, _, err = replay(capsys, str(path), "--plot", str(figure))
+    assert status == 0, err  # one more event: the first sample, and the figure
+    assert f"figure written to {figure} (1 model)" in err
+
+
+def test_model_without_events_is_named_and_fails_only_when_nothing_is_drawn(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], matplotlib_available: None) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(sample_lines(1200)) + "\n", encoding="utf-8")
+    figure = tmp_path / "replay.png"
+
+    status, _, err = replay(capsys, str(path), "--plot", str(figure), "--model", "nope")
+    assert status == 2
+    assert "--model: no events of nope; models seen: default" in err
+    assert not figure.exists()
+
+    status, _, err = replay(capsys, str(path), "--plot", str(figure), "--model", "nope",
+                            "--model", "default")
+    assert status == 0, err
+    assert "no events of nope" in err and "(1 model)" in err
+
+
 def test_records_with_mapped_fields_pass_again(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     settings = tmp_path / "settings.yaml"

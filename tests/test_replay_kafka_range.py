@@ -19,7 +19,7 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from driftwatch.replay.kafka_range import KafkaRangeSource
-from tests.broker import TansuBroker
+from tests.broker import Broker
 
 TOPIC = "recorded"
 BATCHES = (3, 250, 1, 5_600)
@@ -37,7 +37,7 @@ def value(partition: int, index: int) -> bytes:
 
 
 @pytest.fixture
-def batched(broker: TansuBroker) -> Iterator[Offsets]:
+def batched(broker: Broker) -> Iterator[Offsets]:
     """The topic, filled batch by batch; each partition's (offset, value) as the broker
     acknowledged them."""
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
@@ -75,7 +75,7 @@ def read(bootstrap: str, **bounds: int) -> Offsets:
     return found
 
 
-def test_the_whole_topic_is_read_once(broker: TansuBroker, batched: Offsets) -> None:
+def test_the_whole_topic_is_read_once(broker: Broker, batched: Offsets) -> None:
     total = sum(BATCHES)
     assert [len(batched[p]) for p in range(FILLED + 1)] == [total] * FILLED + [0]
     assert all([o for o, _ in batched[p]] == list(range(total)) for p in range(FILLED))
@@ -83,7 +83,7 @@ def test_the_whole_topic_is_read_once(broker: TansuBroker, batched: Offsets) -> 
     assert read(broker.bootstrap) == batched
 
 
-def test_offsets_inside_the_last_batch_bound_the_range(broker: TansuBroker,
+def test_offsets_inside_the_last_batch_bound_the_range(broker: Broker,
                                                       batched: Offsets) -> None:
     last = sum(BATCHES[:-1])  # the last batch's base offset
     start, stop = last + 2, last + 4_000  # both past the end Tansu reports (last + 1)
@@ -97,7 +97,7 @@ def test_offsets_inside_the_last_batch_bound_the_range(broker: TansuBroker,
         {p: batched[p][:last + 1] for p in range(FILLED + 1)}
 
 
-def test_a_range_ends_while_producers_keep_writing(broker: TansuBroker,
+def test_a_range_ends_while_producers_keep_writing(broker: Broker,
                                                    batched: Offsets) -> None:
     stop = threading.Event()
     written = threading.Event()
@@ -131,7 +131,7 @@ def test_a_range_ends_while_producers_keep_writing(broker: TansuBroker,
         {p: batched[p] for p in range(1, FILLED + 1)}
 
 
-def test_an_empty_topic_ends_at_once(broker: TansuBroker) -> None:
+def test_an_empty_topic_ends_at_once(broker: Broker) -> None:
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         admin.create_topics([NewTopic(TOPIC, FILLED + 1, 1)])

@@ -30,7 +30,7 @@ from driftwatch.replay.run import Replay, ReplayResult, run
 from driftwatch.replay.sources import CsvSource, JsonLinesSource
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 
 WATCHED = "b"
 MODELS = ("a", "b", "c")
@@ -159,7 +159,7 @@ def test_csv_skips_the_other_models(tmp_path: Path) -> None:
         to_json(run(JsonLinesSource(str(from_jsonl)), replay(settings()), ""))["models"]
 
 
-def test_a_kafka_range_keyed_by_model_skips_the_other_models(broker: TansuBroker,
+def test_a_kafka_range_keyed_by_model_skips_the_other_models(broker: Broker,
                                                              tmp_path: Path) -> None:
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:

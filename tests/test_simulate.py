@@ -11,6 +11,7 @@ tens of standard errors. The hypothesis property runs many draws, so it uses ``Z
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import math
 import random
@@ -623,3 +624,58 @@ def test_delayed_labels_leave_a_share_unlabelled() -> None:
 def test_delayed_labels_refuse_bad_parameters(params: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         list(delayed_labels([], **{"seed": 1, **params}))
+
+
+# -- records: the events as the agent reads them ----------------------------------------------
+
+
+def test_record_defaults_are_the_default_settings() -> None:
+    from driftwatch.io.decode import EventFormat
+    from driftwatch.io.decode_join import JoinFormat
+    from driftwatch.settings import Settings
+    from driftwatch.simulate.records import DEFAULT_FORMAT, DEFAULT_JOIN
+
+    settings = Settings()
+    for fmt, reference in ((DEFAULT_FORMAT, settings.events.event_format()),
+                           (DEFAULT_JOIN, settings.join.join_format())):
+        names = [f.name for f in dataclasses.fields(fmt)]
+        assert names
+        for name in names:
+            assert getattr(fmt, name) == getattr(reference, name), name
+    assert isinstance(settings.events.event_format(), EventFormat)
+    assert isinstance(settings.join.join_format(), JoinFormat)
+
+
+@pytest.mark.parametrize("custom", [False, True])
+def test_records_decode_back_to_the_events(custom: bool) -> None:
+    import json
+
+    from driftwatch.io.decode import Decoded, EventFormat, decode
+
+    fmt = EventFormat(label_field="y", score_field="p", time_field="time", model_field="m",
+                      positive_label="fraud", negative_label="ok") if custom else EventFormat()
+    stream = generate("sudden_auc_drop", seed=4, length=300, start_ts=1_700_000_000.0)
+    records = list(stream.records(model="churn", fmt=fmt if custom else None))
+
+    assert len(records) == 300
+    if not custom:
+        assert set(records[0]) == {"label", "score", "ts", "model"}
+    decoded = [decode(json.dumps(r).encode(), None, fmt) for r in records]
+    assert decoded == [Decoded("churn", event) for event in stream]
+
+
+def test_records_of_the_two_stream_form_decode_back() -> None:
+    import json
+
+    from driftwatch.io.decode import EventFormat
+    from driftwatch.io.decode_join import JoinFormat, decode_joinable
+    from driftwatch.simulate import joinable_record
+
+    fmt, join = EventFormat(), JoinFormat(kind_field="kind")
+    stream = generate("stationary", seed=2, length=50, start_ts=1_700_000_000.0)
+    records = list(delayed_labels(stream, seed=3, model="churn", mean_delay=10.0))
+    values = [joinable_record(r, fmt, join) for r in records]
+
+    assert {v["kind"] for v in values} == {"prediction", "label"}
+    assert [decode_joinable(json.dumps(v).encode(), None, fmt, join, None, None)
+            for v in values] == records

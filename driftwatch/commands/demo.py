@@ -12,6 +12,13 @@ demo says so and exits 2.
 models ``model-1`` … ``model-N`` (model k uses seed ``--seed + k − 1``), keyed by model id,
 in the record format of the settings' ``events`` section; brokers and security come from the
 settings' ``kafka`` section (``--config``), ``--bootstrap`` and ``--topic`` override them.
+With ``--output FILE`` it writes the same records to a JSON Lines or CSV file instead, as
+fast as they come (:mod:`driftwatch.demo.files`), for ``driftwatch replay`` or any other
+consumer; ``--start-ts`` fixes the event times, so the file is the same on every run.
+Exit status: 0 when every record was delivered (or written), 1 when some were not or the
+brokers were unreachable, 2 for invalid settings, parameters or options or an output file
+that cannot be written (nothing is left of it), 130 on a second Ctrl+C (``--output``: on the
+first, with nothing written).
 """
 
 from __future__ import annotations
@@ -22,11 +29,13 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TextIO
 
 from driftwatch.commands.arguments import (
     add_config_argument,
+    finite_float,
     load_settings_or_report,
     non_negative_float,
     non_negative_int,
@@ -58,9 +67,15 @@ from driftwatch.simulate import (
     generate,
 )
 
+if TYPE_CHECKING:
+    from driftwatch.core.join import Label, Prediction
+    from driftwatch.io.decode import EventFormat
+    from driftwatch.settings import Settings
+
 SIMULATE_PROGRESS_INTERVAL_S = 5.0
 
-_RESERVED_PARAMETERS = {"length": "--length", "rate": "--rate", "start_ts": "the clock"}
+_RESERVED_PARAMETERS = {"length": "--length", "rate": "--rate",
+                        "start_ts": "--start-ts (simulate) or the clock (demo)"}
 
 
 # ------------------------------------------------------------------------------------------
@@ -104,22 +119,37 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     simulate = commands.add_parser(
         "simulate",
-        help="produce simulated events to a Kafka cluster",
+        help="produce simulated events to a Kafka cluster, or write them to a file",
         description=(
             "Produce the events of simulated models with known drifts to a Kafka topic, "
             "keyed by model id (model-1 ... model-N), in the record format of the settings' "
-            "events section. Brokers and security come from the settings' kafka section."
+            "events section. Brokers and security come from the settings' kafka section. "
+            "With --output, write the same records to a file instead (for driftwatch replay)."
         ),
     )
     _add_scenario_arguments(simulate)
-    simulate.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
-                          help="brokers (default: kafka.bootstrap_servers of the settings)")
-    simulate.add_argument("--topic",
-                          help="topic (default: the first of kafka.topics of the settings)")
     simulate.add_argument("--models", type=positive_int, default=1, metavar="N",
                           help="number of models, each with its own seed (default: 1)")
-    simulate.add_argument("--partitions", type=positive_int, default=1, metavar="N",
-                          help="partitions of the topic if it must be created (default: 1)")
+    simulate.add_argument("--start-ts", type=finite_float, default=None, metavar="SECONDS",
+                          help="event time of the first event, in seconds since the epoch "
+                               "(default: now); fixed, the records are the same on every run")
+    kafka = simulate.add_argument_group("to Kafka (the default)")
+    kafka.add_argument("--bootstrap", metavar="HOST:PORT[,...]",
+                       help="brokers (default: kafka.bootstrap_servers of the settings)")
+    kafka.add_argument("--topic",
+                       help="topic (default: the first of kafka.topics of the settings)")
+    kafka.add_argument("--partitions", type=positive_int, default=None, metavar="N",
+                       help="partitions of the topic if it must be created (default: 1)")
+    output = simulate.add_argument_group(
+        "to a file (instead of Kafka)", "the records the agent would read, one per line "
+        "(JSON Lines) or row (CSV, with a header of the settings' field names), written as "
+        "fast as they come; --rate spaces their event times, --duration keeps the records "
+        "a live run of that long would send")
+    output.add_argument("--output", metavar="FILE",
+                        help="write to FILE (.jsonl, .csv or .tsv; '-': standard output)")
+    output.add_argument("--format", choices=("jsonl", "csv"),
+                        help="file format (default: from the file name; JSON Lines unless "
+                             ".csv or .tsv)")
     labels = simulate.add_argument_group(
         "delayed labels", "with join enabled in the settings: predictions now, labels later, "
         "as separate records to join.predictions_topic and join.labels_topic (or one topic "
@@ -170,8 +200,10 @@ def _parameter(text: str) -> tuple[str, Any]:
 
 def _streams(args: argparse.Namespace, models: Sequence[str]) -> dict[str, SimulatedStream]:
     """One stream per model, the k-th (from 0) seeded with ``--seed + k``; ``ValueError``
-    naming a bad parameter. Event times start now, ``1 / rate`` apart: live-looking ``ts``."""
-    start_ts = time.time()
+    naming a bad parameter. Event times start at ``--start-ts``, else now (live-looking
+    ``ts``), ``1 / rate`` apart."""
+    start_ts = getattr(args, "start_ts", None)
+    start_ts = time.time() if start_ts is None else start_ts
     return {
         model: generate(args.scenario, seed=args.seed + k, length=args.length, rate=args.rate,
                         start_ts=start_ts, **dict(args.param))
@@ -225,6 +257,25 @@ def _simulate(args: argparse.Namespace) -> int:
     settings = load_settings_or_report(args.config)
     if settings is None:
         return EXIT_INVALID
+    if args.output is not None:
+        kafka_options = {"--bootstrap": args.bootstrap, "--topic": args.topic,
+                         "--partitions": args.partitions}
+        given = [option for option, value in kafka_options.items() if value is not None]
+        if given:
+            return _fail("simulate", f"{', '.join(given)}: Kafka options, not for --output",
+                         EXIT_INVALID)
+    elif args.format is not None:
+        return _fail("simulate", "--format applies to --output", EXIT_INVALID)
+    if settings.join.enabled and not 0.0 <= args.unlabelled <= 1.0:
+        return _fail("simulate", f"--unlabelled must be in [0, 1], got {args.unlabelled}",
+                     EXIT_INVALID)
+    models = [f"model-{k}" for k in range(1, args.models + 1)]
+    try:
+        streams = _streams(args, models)
+    except ValueError as exc:
+        return _fail("simulate", str(exc), EXIT_INVALID)
+    if args.output is not None:
+        return _simulate_to_file(args, settings, streams)
     logs.configure("WARNING", settings.logging.format)
     config = producer_config(settings.kafka.consumer_config())
     if args.bootstrap:
@@ -233,26 +284,13 @@ def _simulate(args: argparse.Namespace) -> int:
     if topic is None:
         return _fail("simulate", "no topic: the settings consume a topic_pattern; give --topic",
                      EXIT_INVALID)
-    models = [f"model-{k}" for k in range(1, args.models + 1)]
-    try:
-        streams = _streams(args, models)
-    except ValueError as exc:
-        return _fail("simulate", str(exc), EXIT_INVALID)
+    partitions = args.partitions or 1
     fmt = settings.events.event_format()
     brokers = ",".join(config["bootstrap_servers"])
-    first = next(iter(streams.values()))
-    print(f"simulating {len(models)} model(s) ({models[0]}"
-          f"{' ... ' + models[-1] if len(models) > 1 else ''}), scenario {args.scenario}, "
-          f"{len(first)} events each at {args.rate:g}/s, to topic {topic} on {brokers}",
-          flush=True)
-    for text in describe_change_points(first.change_points):
-        print(f"  {text}", flush=True)
-    if fmt.model_source == "constant":
-        print(f"  note: events.model_source is constant: the agent counts every model as "
-              f"{fmt.model_constant!r}", flush=True)
+    _describe(args, streams, f"to topic {topic} on {brokers}", fmt, sys.stdout)
     try:
-        if ensure_topic(config, topic, partitions=args.partitions):
-            print(f"  created topic {topic} ({args.partitions} partition(s))", flush=True)
+        if ensure_topic(config, topic, partitions=partitions):
+            print(f"  created topic {topic} ({partitions} partition(s))", flush=True)
     except BrokersUnreachable as exc:
         return _fail("simulate", str(exc))
     except FeedError as exc:  # e.g. not allowed to create topics: the cluster may auto-create
@@ -260,25 +298,17 @@ def _simulate(args: argparse.Namespace) -> int:
     join = None
     records: dict[str, Any] = dict(streams)
     if settings.join.enabled:
-        if not 0.0 <= args.unlabelled <= 1.0:
-            return _fail("simulate", f"--unlabelled must be in [0, 1], got {args.unlabelled}",
-                         EXIT_INVALID)
         join_settings = settings.join
         join = JoinTopics(join_settings.predictions_topic or topic,
                           join_settings.labels_topic or topic, join_settings.join_format())
-        records = {model: delayed_labels(stream, seed=args.seed + k, model=model,
-                                         delay=args.delay_distribution,
-                                         mean_delay=args.label_delay,
-                                         unlabelled=args.unlabelled, id_prefix=f"{model}-")
-                   for k, (model, stream) in enumerate(streams.items())}
+        records = _two_streams(args, streams)
         print(f"  two streams: predictions to {join.predictions}, labels to {join.labels} "
               f"after a {args.delay_distribution} delay of {args.label_delay:g} s on average",
               flush=True)
         for extra in {join.predictions, join.labels} - {topic}:
             try:
-                if ensure_topic(config, extra, partitions=args.partitions):
-                    print(f"  created topic {extra} ({args.partitions} partition(s))",
-                          flush=True)
+                if ensure_topic(config, extra, partitions=partitions):
+                    print(f"  created topic {extra} ({partitions} partition(s))", flush=True)
             except FeedError as exc:
                 print(f"  warning: {exc}; sending anyway", file=sys.stderr, flush=True)
     feed = Feed(config, topic, records, rate=args.rate, duration_s=args.duration, fmt=fmt,
@@ -302,3 +332,73 @@ def _simulate(args: argparse.Namespace) -> int:
           f"{stats.delivered} delivered, {stats.failed} failed"
           f"{' (interrupted)' if interrupted.is_set() else ''}", flush=True)
     return EXIT_OK if stats.failed == 0 and stats.delivered == stats.sent else EXIT_FAILED
+
+
+def _two_streams(args: argparse.Namespace, streams: Mapping[str, SimulatedStream]
+                 ) -> dict[str, Iterator[Prediction | Label]]:
+    """Each model's predictions now and labels later (settings with the join enabled)."""
+    return {model: delayed_labels(stream, seed=args.seed + k, model=model,
+                                  delay=args.delay_distribution, mean_delay=args.label_delay,
+                                  unlabelled=args.unlabelled, id_prefix=f"{model}-")
+            for k, (model, stream) in enumerate(streams.items())}
+
+
+def _describe(args: argparse.Namespace, streams: Mapping[str, SimulatedStream], where: str,
+              fmt: EventFormat, out: TextIO) -> None:
+    models = list(streams)
+    first = streams[models[0]]
+    print(f"simulating {len(models)} model(s) ({models[0]}"
+          f"{' ... ' + models[-1] if len(models) > 1 else ''}), scenario {args.scenario}, "
+          f"{len(first)} events each at {args.rate:g}/s, {where}", file=out, flush=True)
+    for text in describe_change_points(first.change_points):
+        print(f"  {text}", file=out, flush=True)
+    if fmt.model_source == "constant":
+        print(f"  note: events.model_source is constant: the agent counts every model as "
+              f"{fmt.model_constant!r}", file=out, flush=True)
+
+
+def _simulate_to_file(args: argparse.Namespace, settings: Settings,
+                      streams: Mapping[str, SimulatedStream]) -> int:
+    """``simulate --output``: the records the feed would send, written to a file."""
+    from driftwatch.demo.files import (
+        STDOUT,
+        check_format,
+        delimiter_of,
+        file_format,
+        joinable_records,
+        labelled_records,
+        output_file,
+        write_records,
+    )
+
+    kind = file_format(args.output, args.format)
+    fmt = settings.events.event_format()
+    if fmt.model_source == "key":  # a file has no keys: replay reads the model field there
+        fmt = replace(fmt, model_source="field")
+    join = settings.join
+    try:
+        check_format(kind, joinable=join.enabled)
+    except ValueError as exc:
+        return _fail("simulate", str(exc), EXIT_INVALID)
+    if join.enabled and join.kind_field is None:
+        return _fail("simulate", "a file holds one stream: with join enabled, --output needs "
+                                 "join.kind_field (the field that says prediction or label), "
+                                 "as replay does", EXIT_INVALID)
+    records = joinable_records(_two_streams(args, streams), fmt, join.join_format(),
+                               duration_s=args.duration) if join.enabled \
+        else labelled_records(streams, fmt, rate=args.rate, duration_s=args.duration)
+    notes = sys.stderr if args.output == STDOUT else sys.stdout  # the records own stdout
+    name = "standard output" if args.output == STDOUT else args.output
+    try:
+        with output_file(args.output) as out:
+            _describe(args, streams, f"to {name} ({'CSV' if kind == 'csv' else 'JSON Lines'})",
+                      fmt, notes)
+            count = write_records(out, records, kind, delimiter_of(args.output))
+    except OSError as exc:
+        return _fail("simulate", f"--output {args.output}: cannot write: "
+                                 f"{exc.strerror or exc}", EXIT_INVALID)
+    except KeyboardInterrupt:
+        print("driftwatch simulate: interrupted; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"wrote {count} records to {name}", file=notes, flush=True)
+    return EXIT_OK

@@ -15,7 +15,9 @@ Commands::
 
 Exit status (:mod:`driftwatch.exits`): 0 on success; 2 when settings are invalid (each problem
 is printed as ``path.to.key (ENV_NAME): message``, an unwritable checkpoint directory included)
-or the command line is wrong (argparse's usage error); ``run`` also exits 3 when the checkpoint
+or the command line is wrong (argparse's usage error, under the usage of the command it is
+in, with the closest option, command or choice suggested: :mod:`driftwatch.commands.suggest`);
+``run`` also exits 3 when the checkpoint
 cannot be restored and 4 when the final checkpoint could not be saved.
 
 Each command is a module of this package (:mod:`~driftwatch.commands.run`,
@@ -36,8 +38,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from driftwatch import __version__
+from driftwatch.commands.suggest import SuggestingParser, mark, parse
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -55,14 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
-    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    args = parse(build_parser(command if command in COMMANDS else None), argv)
     handler: Handler = args.handler
     return handler(args)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of ``command`` alone (its module's commands)."""
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="driftwatch",
         description=(
             "Watch a deployed binary classifier: prequential AUC and class-ratio-normalized "
@@ -70,9 +74,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    # The sub-commands' parsers are SuggestingParsers too (argparse makes them of the
+    # parent's class); the command modules only need them to be ArgumentParsers.
+    commands = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+                    parser.add_subparsers(title="commands", metavar="COMMAND", required=True))
     for module in dict.fromkeys(COMMANDS.values() if command is None else [COMMANDS[command]]):
         _adder(module)(commands)
+    mark(parser)
     return parser
 
 

@@ -5,14 +5,17 @@ argparse is imported when the command runs, so ``driftwatch --help`` stays fast 
 optional extra (matplotlib, kafka-python) only matters to the option that needs it.
 
 Exit status: 0 when the replay ran and at least one record became an event (whatever the
-monitors found); 1 when records were read but none became an event: every one was rejected
-(the message names the fields the records have and the fields the settings expect) or
-skipped as another model's (``events.only_models``; the message names the models seen), as
-an agent with these settings would watch nothing; 2 for invalid settings, a wrong
-command line, an input that cannot be read at all (no such file, a CSV header without a
-mapped column, an unknown topic) or a figure that cannot be drawn (unsupported file type,
-matplotlib missing: checked before replaying); 130 when interrupted (the summary of what was
-replayed so far is still printed).
+monitors found) and the figure asked for, if any, was written; 1 when nothing became an
+event: the input held no record at all (an empty file or topic range), or every record was
+rejected (the message names the fields the records have and the fields the settings expect)
+or skipped as another model's (``events.only_models``; the message names the models seen),
+as an agent with these settings would watch nothing; 1 too, with ``--plot``, when no model
+has a sample to draw (each model's first comes when its window of ``window_size`` events is
+full; no file is written); 2 for invalid settings, a wrong command line, an input that cannot
+be read at all (no such file, a CSV header without a mapped column, an unknown topic), a
+figure that cannot be drawn (unsupported file type, matplotlib missing: checked before
+replaying) or ``--model`` naming only models without events; 130 when interrupted (the
+summary of what was replayed so far is still printed).
 """
 
 from __future__ import annotations
@@ -29,7 +32,13 @@ from driftwatch.commands.arguments import (
     non_negative_int,
     positive_int,
 )
-from driftwatch.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NO_EVENTS, EXIT_OK
+from driftwatch.exits import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_NO_EVENTS,
+    EXIT_NO_FIGURE,
+    EXIT_OK,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -355,19 +364,32 @@ def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
     else:
         print(render_text(result, kafka=args.kafka_topic is not None), end="")
     sys.stdout.flush()  # the report before the notes below, when both go to one terminal
-    if result.records and not result.events:
-        print(f"driftwatch replay: {no_events(result, fmt)}", file=sys.stderr)
+    if not result.events:
+        reason = no_events(result, fmt) if result.records else \
+            f"{result.source} holds no records: nothing was replayed"
+        print(f"driftwatch replay: {reason}", file=sys.stderr)
         return EXIT_NO_EVENTS if status == EXIT_OK else status
     if plotting and status == EXIT_OK:
-        from driftwatch.replay.plot import over_time, write_plot
+        from driftwatch.replay.plot import figure_models, over_time, write_plot
 
+        unseen = [m for m in args.model or () if m not in result.snapshots]
+        if unseen:
+            print(f"driftwatch replay: --model: no events of {', '.join(unseen)}; models "
+                  f"seen: {', '.join(result.snapshots)}", file=sys.stderr)
+            if len(unseen) == len(args.model):
+                return EXIT_INVALID
+        drawn, unsampled = figure_models(result, args.model)
+        if unsampled:
+            print(f"driftwatch replay: --plot: {_unsampled(result, unsampled)}",
+                  file=sys.stderr)
+        if not drawn:
+            print(f"driftwatch replay: --plot: no figure written to {args.plot}: no model "
+                  f"has a sample to draw", file=sys.stderr)
+            return EXIT_NO_FIGURE
         try:
-            drawn = write_plot(result, args.plot, args.model, args.x_axis)
+            write_plot(result, args.plot, drawn, args.x_axis)
         except OSError as exc:
             return _fail(f"--plot {args.plot}: cannot write: {exc.strerror or exc}")
-        if args.model and not drawn:
-            return _fail(f"--model: no events of {', '.join(args.model)}; models seen: "
-                         f"{', '.join(result.snapshots) or 'none'}")
         print(f"driftwatch replay: figure written to {args.plot} "
               f"({len(drawn)} model{'s' if len(drawn) != 1 else ''})", file=sys.stderr)
         untimed = [m for m in drawn if not over_time(result.series[m], args.x_axis)]
@@ -376,3 +398,12 @@ def _finish(args: argparse.Namespace, outcome: tuple[ReplayResult, int],
                   f"{', '.join(untimed)}, whose records do not all carry an event time "
                   f"(field {fmt.time_field!r})", file=sys.stderr)
     return status
+
+
+def _unsampled(result: ReplayResult, models: list[str]) -> str:
+    """Why ``models`` have no curve: fewer events than their window holds."""
+    listed = ", ".join(f"{m} ({result.snapshots[m].events:,} events, window "
+                       f"{result.series[m].window_size:,})" for m in models[:10])
+    more = f" and {len(models) - 10} more" if len(models) > 10 else ""
+    return (f"not drawn, no sample yet (a model's first comes when its window is full): "
+            f"{listed}{more}")

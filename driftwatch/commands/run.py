@@ -1,10 +1,12 @@
 """``driftwatch run``: the agent, until SIGTERM or SIGINT.
 
 Exit status: 0 after a clean stop (checkpoint saved, offsets committed); 2 for invalid
-settings or an unwritable checkpoint directory; 3 when the checkpoint cannot be restored
+settings, an unwritable checkpoint directory, or settings the brokers refuse (TLS, SASL
+credentials, a missing ACL: the line names which); 3 when the checkpoint cannot be restored
 (move it away to start fresh); 4 when the final checkpoint could not be saved (nothing was
-committed); 1 for anything else that stops it, e.g. the metrics port already taken. A second
-SIGINT exits at once (130).
+committed); 1 when stopped before it was ever ready (no broker answered, a topic missing:
+nothing consumed, nothing saved, nothing lost), and for anything else that stops it, e.g.
+the metrics port already taken. A second SIGINT exits at once (130).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from driftwatch.exits import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
+    EXIT_NEVER_READY,
     EXIT_OK,
     EXIT_SAVE_FAILED,
 )
@@ -31,8 +34,9 @@ def add_run(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         description=(
             "Consume events from Kafka into per-model monitors and serve /metrics, /healthz "
             "and /readyz. SIGTERM or SIGINT stops it cleanly (checkpoint, commit, exit 0; "
-            "exit 4 and no commit when the checkpoint cannot be saved); a second SIGINT "
-            "exits at once."
+            "exit 4 and no commit when the checkpoint cannot be saved; exit 1 when it never "
+            "reached its brokers or topics); a second SIGINT exits at once. Settings the "
+            "brokers refuse (TLS, SASL, ACLs) stop it with exit 2."
         ),
     )
     add_config_argument(run)
@@ -43,12 +47,14 @@ def _run(args: argparse.Namespace) -> int:
     import threading
 
     from driftwatch import logs
-    from driftwatch.agent import Agent
+    from driftwatch.agent import Agent, NeverReady
     from driftwatch.io.checkpoint import (
         CheckpointDirectoryError,
         CheckpointError,
         CheckpointSaveError,
+        CheckpointSettingError,
     )
+    from driftwatch.io.first_contact import BrokerRefused
     from driftwatch.settings import env_name
     from driftwatch.signals import stop_on_signals
 
@@ -65,6 +71,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"checkpoint.directory ({env_name(('checkpoint', 'directory'))}): {exc}",
               file=sys.stderr)
         return EXIT_INVALID
+    except CheckpointSettingError as exc:
+        print(f"{'.'.join(exc.key)} ({env_name(exc.key)}): {exc}", file=sys.stderr)
+        return EXIT_INVALID
     except CheckpointError as exc:
         print(f"driftwatch: cannot restore the checkpoint: {exc}\nMove it away to start "
               "fresh (the monitors are then rebuilt from the retained log, as "
@@ -73,6 +82,13 @@ def _run(args: argparse.Namespace) -> int:
     except CheckpointSaveError as exc:
         print(f"driftwatch: {exc}", file=sys.stderr)
         return EXIT_SAVE_FAILED
+    except BrokerRefused as exc:
+        print(f"driftwatch: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except NeverReady as exc:
+        print(f"driftwatch: stopped before it was ever ready: {exc}; nothing was consumed "
+              "or saved, so nothing is lost", file=sys.stderr)
+        return EXIT_NEVER_READY
     except OSError as exc:  # e.g. the metrics port is taken
         print(f"driftwatch: {exc}", file=sys.stderr)
         return EXIT_FAILED

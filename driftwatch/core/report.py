@@ -11,12 +11,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from driftwatch.core.equality import nan_equal
+
 Level = Literal["warning", "drift", "threshold"]
 
 
-@dataclass(frozen=True, slots=True)
+@nan_equal
+@dataclass(frozen=True, slots=True, eq=False)
 class Alarm:
     """A detector or threshold that changed state: what the agent logs, counts and exports.
+
+    Equal to another alarm when every field is, NaN matching NaN, on every Python
+    (:func:`~driftwatch.core.equality.nan_equal`).
 
     For a blocks watch, ``value`` is the measure over the block that raised the alarm (its
     AUC, or its false-negative or false-positive rate) and ``reference`` the level it was

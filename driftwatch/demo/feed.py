@@ -29,6 +29,7 @@ from driftwatch.core.events import Event
 from driftwatch.core.join import Label, Prediction
 from driftwatch.io.decode import EventFormat
 from driftwatch.io.decode_join import JoinFormat
+from driftwatch.simulate.records import event_record, joinable_record
 
 __all__ = ["BrokersUnreachable", "Feed", "FeedError", "FeedStats", "JoinTopics",
            "encode_joinable", "encode_record", "ensure_topic"]
@@ -57,57 +58,35 @@ DEFAULT_FORMAT = EventFormat()
 
 def encode_record(event: Event, model: str, fmt: EventFormat = DEFAULT_FORMAT
                   ) -> tuple[bytes, bytes]:
-    """``(key, value)`` of the Kafka record for ``event`` of ``model``.
-
-    The value is the JSON object the agent decodes with ``fmt``
-    (:mod:`driftwatch.io.decode`): the
-    label as ``fmt``'s positive or negative class, the score, the prediction and event time
-    when the event has them, and the model id when the model comes from a field. The key is
-    the model id in every case.
+    """``(key, value)`` of the Kafka record for ``event`` of ``model``: the value is
+    :func:`~driftwatch.simulate.records.event_record` as compact JSON, which the agent decodes
+    with ``fmt`` (:mod:`driftwatch.io.decode`); the key is the model id in every case.
 
     Example:
         >>> encode_record(Event(1, 0.75, ts=1700000000.0), "churn")
         (b'churn', b'{"label":1,"score":0.75,"ts":1700000000.0,"model":"churn"}')
     """
-    label = {1: fmt.positive_label, 0: fmt.negative_label}
-    value: dict[str, Any] = {fmt.label_field: label[event.y_true], fmt.score_field: event.y_score}
-    if event.y_pred is not None:
-        value[fmt.prediction_field] = label[event.y_pred]
-    if event.ts is not None:
-        value[fmt.time_field] = event.ts
-    if fmt.model_source == "field":
-        value[fmt.model_field] = model
-    return model.encode(), json.dumps(value, separators=(",", ":")).encode()
+    return model.encode(), _json(event_record(event, model, fmt))
 
 
 def encode_joinable(record: Prediction | Label, fmt: EventFormat, join: JoinFormat
                     ) -> tuple[bytes, bytes]:
     """``(key, value)`` of a prediction or label record of the two-stream form (the agent's
-    ``join`` settings): the event id, the kind when ``join.kind_field`` is set, the time, and
-    the score (and prediction, and model when it comes from a field) or the label. The key
-    is the event id.
+    ``join`` settings): the value is :func:`~driftwatch.simulate.records.joinable_record` as
+    compact JSON; the key is the event id (a prediction's is its model when the settings
+    read the model from the key).
 
     Example:
         >>> encode_joinable(Label("e7", 1, 5.0), EventFormat(), JoinFormat(kind_field="kind"))
         (b'e7', b'{"event_id":"e7","ts":5.0,"kind":"label","label":1}')
     """
-    classes = {1: fmt.positive_label, 0: fmt.negative_label}
-    value: dict[str, Any] = {join.event_id_field: record.event_id, fmt.time_field: record.ts}
-    if isinstance(record, Prediction):
-        if join.kind_field is not None:
-            value[join.kind_field] = join.prediction_kind
-        value[fmt.score_field] = record.y_score
-        if record.y_pred is not None:
-            value[fmt.prediction_field] = classes[record.y_pred]
-        if fmt.model_source == "field":
-            value[fmt.model_field] = record.model
-        key = record.model.encode() if fmt.model_source == "key" else record.event_id.encode()
-    else:
-        if join.kind_field is not None:
-            value[join.kind_field] = join.label_kind
-        value[fmt.label_field] = classes[record.y_true]
-        key = record.event_id.encode()
-    return key, json.dumps(value, separators=(",", ":")).encode()
+    key = record.model if isinstance(record, Prediction) and fmt.model_source == "key" \
+        else record.event_id
+    return key.encode(), _json(joinable_record(record, fmt, join))
+
+
+def _json(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
 @dataclass(frozen=True, slots=True)

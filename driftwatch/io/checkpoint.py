@@ -92,6 +92,16 @@ class CheckpointDirectoryError(Exception):
     so the agent refuses to start (a settings problem) rather than fail at its first save."""
 
 
+class CheckpointSettingError(Exception):
+    """A checkpoint setting the cluster cannot honour, found when the store is opened: the
+    agent refuses to start (exit 2) naming the key and the reason, rather than fail at every
+    save. ``key`` is the setting's path, e.g. ``("checkpoint", "topic_replication_factor")``."""
+
+    def __init__(self, key: tuple[str, ...], reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+
+
 class CheckpointSaveError(Exception):
     """The agent could not save its checkpoint when it stopped; it committed nothing, so the
     records since the last saved checkpoint are read again at the next start."""

@@ -80,6 +80,11 @@ class Checkpointer:
     def due(self) -> bool:
         return self._clock() >= self._due_at
 
+    def nothing_to_save(self) -> None:
+        """The state is what the last save (or the restore) holds: nothing is written, and
+        the next save is due an interval from now."""
+        self._due_at = self._clock() + self.interval_s
+
     def postpone(self, delay_s: float) -> None:
         """Try again in ``delay_s`` (e.g. dead letters could not be flushed first)."""
         self._due_at = self._clock() + delay_s

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from kafka import AsyncConsumerRebalanceListener  # type: ignore[import-untyped]
@@ -91,7 +91,8 @@ class Offsets:
         self._assigned: set[TopicPartition] = set()
         self._committed: dict[TopicPartition, int] = {}
         self.hook_error: BaseException | None = None
-        self._missing_topics: set[str] = set()  # whole stream: topics without metadata yet
+        self.missing_topics: tuple[str, ...] = ()
+        """Topics of the subscription the brokers do not have (see :meth:`check_topics`)."""
         self.lag: dict[tuple[str, int], int] = {}
         """The last lag the source measured (:meth:`measure_lag`); emptied when no partition
         is left."""
@@ -139,24 +140,39 @@ class Offsets:
         """
         cluster = consumer._cluster
         found: set[TopicPartition] = set()
+        missing = []
         for topic in topics:
             partitions = cluster.partitions_for_topic(topic)
             if partitions is None:
-                if topic not in self._missing_topics:
-                    self._missing_topics.add(topic)
-                    log.warning("topic %s is not known to the brokers (yet); it is assigned "
-                                "once its metadata arrives", topic)
+                missing.append(topic)
                 cluster.add_topic(topic)
                 cluster.request_update()  # a refresh per probe until the topic exists
                 continue
-            self._missing_topics.discard(topic)
             found |= {TopicPartition(topic, p) for p in partitions}
+        self._note_missing(tuple(missing))
         with self._lock:
             new = found - self._assigned
             every = self._assigned | found
         if new:
             consumer.assign([_KafkaTopicPartition(*tp) for tp in sorted(every)])
         return new
+
+    def check_topics(self, consumer: Any, topics: Iterable[str], since_ms: float) -> None:
+        """Group mode: note the subscribed ``topics`` that the client's metadata, when newer
+        than ``since_ms`` (the subscription, on kafka-python's clock), does not know: they do
+        not exist. No request (kafka-python asks again while a subscribed topic is unknown,
+        so its creation is noticed within seconds)."""
+        cluster = consumer._cluster
+        if getattr(cluster, "_last_successful_refresh_ms", 0) > since_ms:
+            self._note_missing(tuple(t for t in topics if cluster.partitions_for_topic(t)
+                                     is None))
+
+    def _note_missing(self, missing: tuple[str, ...]) -> None:
+        if missing and missing != self.missing_topics:
+            log.error("%s", missing_topics_text(missing))
+        elif self.missing_topics and not missing:
+            log.info("topic %s exists now", ", ".join(self.missing_topics))
+        self.missing_topics = missing
 
     def clear(self) -> None:
         """Forget the assignment (the consumer is closed)."""
@@ -220,6 +236,16 @@ class Offsets:
                 self.lag = {}
 
     # Lag, on the loop's thread.
+
+    def follow_lag(self, consumer: Any, batches: Mapping[Any, Sequence[Any]]) -> None:
+        """The lag of partitions that returned records, with no request: the fetch carried
+        the high watermark (the end), and the next record follows the last one returned. A
+        catch-up no longer shows the last probe's lag for up to the probe interval."""
+        lag = dict(self.lag)
+        for tp, messages in batches.items():
+            if messages and (end := consumer.highwater(tp)) is not None:
+                lag[(tp.topic, tp.partition)] = max(0, end - messages[-1].offset - 1)
+        self.lag = lag
 
     def measure_lag(self, consumer: Any, partitions: Iterable[TopicPartition]
                     ) -> dict[tuple[str, int], int]:
@@ -287,6 +313,12 @@ class Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
 
     async def on_partitions_lost(self, lost: Any) -> None:
         self._offsets.revoke(lost, lost=True)
+
+
+def missing_topics_text(topics: Iterable[str]) -> str:
+    """Why the source waits, in one line naming the setting."""
+    return (f"topic {', '.join(topics)} (kafka.topics) does not exist on the brokers; waiting "
+            "for it to be created (the agent does not create the topics it reads)")
 
 
 def ours(partitions: Iterable[Any]) -> set[TopicPartition]:

@@ -27,7 +27,8 @@ class Readiness:
         self.ready_after_s = ready_after_s
         self._clock = clock
         self.ready = False
-        self._ever_ready = False
+        self.ever_ready = False
+        """Whether it was ever ready since it was made (this run)."""
         self._raw: bool | None = None
         self._since = clock()
 
@@ -39,8 +40,8 @@ class Readiness:
         if raw != self._raw:
             self._raw, self._since = raw, now if since is None else min(since, now)
         lasted = now - self._since
-        if raw and not self.ready and (not self._ever_ready or lasted >= self.ready_after_s):
-            self.ready = self._ever_ready = True
+        if raw and not self.ready and (not self.ever_ready or lasted >= self.ready_after_s):
+            self.ready = self.ever_ready = True
             log.info("ready: the broker answers and partitions are assigned")
         elif not raw and self.ready and lasted >= self.not_ready_after_s:
             self.ready = False

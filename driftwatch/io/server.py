@@ -120,15 +120,16 @@ class _Handler(BaseHTTPRequestHandler):
             return False
 
     def _not_ready_text(self) -> bytes:
-        """``not ready``, with the reasons when the owner gives them (``not ready: kafka,
-        checkpoint``), so ``kubectl describe pod`` shows why without a metrics query."""
+        """``not ready``, with the reasons when the owner gives them (``not ready: kafka:
+        why; checkpoint: why``), so ``kubectl describe pod`` shows why without a metrics
+        query."""
         reasons_of = self.server.app.not_ready_reasons
         try:
             reasons = sorted(reasons_of()) if reasons_of is not None else []
         except Exception:
             logger.warning("not-ready reasons raised; answering without them", exc_info=True)
             reasons = []
-        text = "not ready" + (": " + ", ".join(reasons) if reasons else "")
+        text = "not ready" + (": " + "; ".join(reasons) if reasons else "")
         return text.encode("ascii", "replace")
 
     def _metrics(self, query: str) -> None:

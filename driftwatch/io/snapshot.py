@@ -92,6 +92,8 @@ class Operations:
             timestamp of the last processed record is (Unix now minus the record's
             timestamp): how far behind the producers the monitors are.
         not_ready: the :data:`NOT_READY_REASONS` that currently hold ``/readyz`` at 503.
+        not_ready_why: for each of them, one line saying why, naming the setting to look
+            at (``/readyz`` answers with it).
         checkpoint_saves, checkpoint_save_failures: saves done and failed (each retry counts).
         checkpoint_last_success_time: Unix time of the last successful save.
         checkpoint_save_seconds: how long the last successful save took (state export,
@@ -111,6 +113,7 @@ class Operations:
     consumer_group: str = ""
     lag_seconds: Mapping[tuple[str, int], float] = field(default_factory=_empty_mapping)
     not_ready: frozenset[str] = frozenset()
+    not_ready_why: Mapping[str, str] = field(default_factory=_empty_mapping)
     checkpoint_saves: int = 0
     checkpoint_save_failures: int = 0
     checkpoint_last_success_time: float | None = None
@@ -128,6 +131,12 @@ class Operations:
         object.__setattr__(self, "lag_seconds", MappingProxyType(dict(self.lag_seconds)))
         object.__setattr__(self, "offset_resets", MappingProxyType(dict(self.offset_resets)))
         object.__setattr__(self, "not_ready", frozenset(self.not_ready))
+        object.__setattr__(self, "not_ready_why", MappingProxyType(dict(self.not_ready_why)))
+
+    def not_ready_text(self) -> list[str]:
+        """What holds ``/readyz`` at 503, one ``reason: why`` per reason, sorted."""
+        return [f"{reason}: {self.not_ready_why[reason]}" if reason in self.not_ready_why
+                else reason for reason in sorted(self.not_ready)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,7 @@ The agent's main loop is a handful of lines::
                 offsets = save_checkpoint()  # the offsets the durable state covers
                 source.commit(offsets)       # exactly those, never more
 
-Delivery is at-least-once, and what the source commits and where a partition resumes is
-the offset policy of :mod:`driftwatch.io.offsets`.
+Delivery is at-least-once; what is committed and where a partition resumes: offsets.py.
 
 Built on kafka-python 3.0 (``KafkaConsumer``/``KafkaProducer``). Behaviour of that client this
 module relies on, verified against a real broker (tests/io/test_kafka.py):
@@ -45,6 +44,9 @@ from typing import Any
 from kafka import KafkaConsumer  # type: ignore[import-untyped]
 from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+from driftwatch.io.broker_health import BrokerHealth
+from driftwatch.io.client_quirks import finish_interrupted_joins, never_create_topics
+from driftwatch.io.first_contact import FirstContact
 from driftwatch.io.offsets import (
     Listener,
     Offsets,
@@ -105,6 +107,10 @@ class KafkaSource:
       replica's agent sees every event, so all of them export the same window, where a
       shared group would give each a share of the partitions and a partial window.
 
+    With ``first_contact`` no consumer is created before it reached the brokers (each poll
+    gives it ``poll_timeout_s``); settings the brokers refuse, then or later, are raised
+    from :meth:`poll` (``BrokerRefused``). :attr:`problem`: why no records come.
+
     Failure behaviour: broker trouble never raises out of :meth:`poll`, :meth:`commit`,
     :meth:`lag` or :meth:`close`. If the consumer cannot be created, or ``KafkaConsumer.poll``
     raises, the source backs off exponentially (``backoff_initial_s`` doubling up to
@@ -153,6 +159,8 @@ class KafkaSource:
             :meth:`lag` results are cached.
         request_timeout_s: bound on each blocking broker call made from the loop (consumer
             creation, commit, end offsets, close).
+        first_contact: checks the brokers and the settings before the consumer is created;
+            None: it is created at once.
         clock: monotonic seconds; injectable for tests.
 
     Defaults, and why:
@@ -191,6 +199,7 @@ class KafkaSource:
         backoff_max_s: float = 30.0,
         probe_interval_s: float = 5.0,
         request_timeout_s: float = 5.0,
+        first_contact: FirstContact | None = None,
         clock: Clock = time.monotonic,
     ) -> None:
         if bool(topics) == (pattern is not None):
@@ -232,6 +241,7 @@ class KafkaSource:
         self.backoff_max_s = backoff_max_s
         self.probe_interval_s = probe_interval_s
         self.request_timeout_s = request_timeout_s
+        self.first_contact = first_contact
         self.clock = clock
 
         self._consumer: Any = None  # KafkaConsumer, created by the first poll
@@ -242,8 +252,10 @@ class KafkaSource:
             auto_offset_reset=self.consumer_config.get("auto_offset_reset", "latest"),
             request_timeout_s=request_timeout_s,
         )
-        self._reachable = False
-        self._failures = 0
+        self._health = BrokerHealth(clock, backoff_initial_s, backoff_max_s,
+                                    first_contact.uses if first_contact is not None else (),
+                                    self.consumer_config.get("group_id"))
+        self._subscribed_ms = math.inf  # client metadata time of the subscription
         self._retry_at = -math.inf  # no new consumer / poll before this clock time
         self._probe_at = -math.inf  # next probe of the broker (end offsets)
         self._lag_at = -math.inf
@@ -251,23 +263,35 @@ class KafkaSource:
         """Successful commit requests."""
         self.commit_failures = 0
         """Commit requests that failed (broker unreachable, group rebalancing, ...)."""
-        self.reconnects = 0
-        """Times the broker became reachable again after a failed interaction."""
-        self.reachability_changed_at = clock()
-        """Clock time of the last change of :attr:`reachable` (the first failure of an
-        outage, the first success after it)."""
 
     # -- state --------------------------------------------------------------------------------
 
     @property
     def ready(self) -> bool:
         """True when the broker is reachable and this member has partitions assigned."""
-        return self._consumer is not None and self._reachable and self._offsets.holds_any
+        return self.reachable and self._offsets.holds_any
 
     @property
     def reachable(self) -> bool:
         """What the last interaction with the broker said (see the class docstring)."""
-        return self._consumer is not None and self._reachable
+        return self._consumer is not None and self._health.reachable
+
+    @property
+    def reconnects(self) -> int:
+        """Times the broker became reachable again after a failed interaction."""
+        return self._health.reconnects
+
+    @property
+    def reachability_changed_at(self) -> float:
+        """Clock time of the last change of :attr:`reachable`."""
+        return self._health.changed_at
+
+    @property
+    def problem(self) -> str | None:
+        """Why no records come now, in one line naming the setting to look at (``/readyz``
+        shows it); None when ready."""
+        return None if self.ready else self._health.problem(
+            self.first_contact, self.reachable, self._offsets.missing_topics)
 
     @property
     def assignment(self) -> frozenset[TopicPartition]:
@@ -290,9 +314,13 @@ class KafkaSource:
         """
         if self._closed:
             raise RuntimeError("KafkaSource is closed")
+        if self._health.refused is not None:
+            raise self._health.refused
         now = self.clock()
         if now < self._retry_at:
             time.sleep(min(self._retry_at - now, self.poll_timeout_s))
+            return []
+        if self.first_contact is not None and not self.first_contact.step(self.poll_timeout_s):
             return []
         consumer = self._consumer if self._consumer is not None else self._connect()
         if consumer is None:
@@ -303,8 +331,10 @@ class KafkaSource:
                 max_records=self.max_records,
             )
         except KafkaError as exc:
-            self._failed("poll", exc, retry=True)
+            self._failed("poll", exc)
             self._offsets.reraise_hook_error()
+            if self._health.refused is not None:
+                raise self._health.refused from exc
             return []
         self._offsets.reraise_hook_error()
         records = [
@@ -313,21 +343,11 @@ class KafkaSource:
             for m in messages
         ]
         if records:
-            self._succeeded()
-            self._follow_lag(consumer, batches)
+            self._health.succeeded()
+            self._offsets.follow_lag(consumer, batches)
         elif self.clock() >= self._probe_at:
             self._probe()
         return records
-
-    def _follow_lag(self, consumer: Any, batches: Mapping[Any, Sequence[Any]]) -> None:
-        """The lag of partitions that returned records, with no request: the fetch carried
-        the high watermark (the end), and the next record follows the last one returned. A
-        catch-up no longer shows the last probe's lag for up to ``probe_interval_s``."""
-        lag = dict(self._offsets.lag)
-        for tp, messages in batches.items():
-            if messages and (end := consumer.highwater(tp)) is not None:
-                lag[(tp.topic, tp.partition)] = max(0, end - messages[-1].offset - 1)
-        self._offsets.lag = lag
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
         """Commit ``offsets`` (partition → next offset to read), blocking at most
@@ -348,11 +368,11 @@ class KafkaSource:
             )
         except KafkaError as exc:
             self.commit_failures += 1
-            self._failed("commit", exc, retry=False)
+            self._health.failed("commit", exc, retry=False)
             return False
         self._offsets.record_commit(changed)
         self.commits += 1
-        self._succeeded()
+        self._health.succeeded()
         return True
 
     def lag(self, *, refresh: bool = True) -> dict[tuple[str, int], int]:
@@ -388,7 +408,7 @@ class KafkaSource:
         except KafkaError as exc:
             log.warning("closing the Kafka consumer failed: %s", exc)
         self._consumer = None
-        self._reachable = False
+        self._health.reachable = False
         self._offsets.clear()
 
     def __enter__(self) -> KafkaSource:
@@ -420,7 +440,8 @@ class KafkaSource:
         # The constructor blocks until it has bootstrapped, by default for 30 s.
         config.setdefault("bootstrap_timeout_ms", int(self.request_timeout_s * 1000))
         try:
-            consumer = KafkaConsumer(**config)
+            consumer = finish_interrupted_joins(never_create_topics(KafkaConsumer(**config)))
+            self._subscribed_ms = time.monotonic() * 1000  # kafka-python's metadata clock
             listener = Listener(self._offsets, consumer, joined=self._joined)
             if self.whole_stream:
                 self._assign_all(consumer)
@@ -429,11 +450,11 @@ class KafkaSource:
             else:
                 consumer.subscribe(pattern=self.pattern, listener=listener)
         except KafkaError as exc:
-            self._failed("connect", exc, retry=True)
+            self._failed("connect", exc)
             return None
         log.info("Kafka consumer connected to %s", config.get("bootstrap_servers"))
         self._consumer = consumer
-        self._succeeded()
+        self._health.succeeded()
         return consumer
 
     def _probe(self) -> None:
@@ -443,6 +464,8 @@ class KafkaSource:
             self._assign_all(consumer)
         partitions = sorted(self._offsets.assigned)
         now = self.clock()
+        if consumer is not None and self.topics and not self.whole_stream:
+            self._offsets.check_topics(consumer, self.topics, self._subscribed_ms)
         if consumer is None or not partitions:
             self._offsets.lag, self._lag_at, self._probe_at = {}, now, now + self.probe_interval_s
             return
@@ -451,13 +474,12 @@ class KafkaSource:
         except KafkaError as exc:
             # Also IllegalStateError when a rebalance took a partition away meanwhile; the
             # next probe will see the new assignment.
-            delay = self._backoff_delay()
-            self._failed("probe", exc, retry=False)
-            self._probe_at = self.clock() + delay
+            delay = self._health.failed("probe", exc, retry=False)
+            self._probe_at = self.clock() + (delay or 0.0)
             return
         self._offsets.lag, self._lag_at = lag, self.clock()
         self._probe_at = self._lag_at + self.probe_interval_s
-        self._succeeded()
+        self._health.succeeded()
 
     def _assign_all(self, consumer: Any) -> None:
         """Whole-stream mode: assign every known partition of ``topics``, adding new ones."""
@@ -466,35 +488,13 @@ class KafkaSource:
             self._joined()
             self._offsets.assign(consumer, new)
 
-    def _succeeded(self) -> None:
-        if not self._reachable and self._failures:
-            log.info("Kafka broker reachable again")
-            self.reconnects += 1
-        if not self._reachable:
-            self.reachability_changed_at = self.clock()
-        self._reachable = True
-        self._failures = 0
-
-    def _failed(self, what: str, exc: BaseException, *, retry: bool) -> None:
-        delay = self._backoff_delay()
-        self._failures += 1
-        if self._reachable:
-            self.reachability_changed_at = self.clock()
-        self._reachable = False
-        if retry:
+    def _failed(self, what: str, exc: BaseException) -> None:
+        """A failure to retry after the backoff (not a refusal: raised by the next poll)."""
+        delay = self._health.failed(what, exc, retry=True)
+        if delay is not None:
             self._retry_at = self.clock() + delay
-        log.warning(
-            "Kafka %s failed (%s: %s); %s",
-            what,
-            type(exc).__name__,
-            exc,
-            f"retrying in {delay:.1f} s" if retry else "will retry",
-        )
-
-    def _backoff_delay(self) -> float:
-        return min(self.backoff_initial_s * 2.0 ** min(self._failures, 62), self.backoff_max_s)
 
     def _joined(self) -> None:
         """Partitions were assigned (on kafka-python's IO thread, see :class:`Listener`)."""
-        self._succeeded()  # a completed join is a conversation with the coordinator
+        self._health.succeeded()  # a completed join is a conversation with the coordinator
         self._probe_at = -math.inf  # measure lag for the new assignment soon

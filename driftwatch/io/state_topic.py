@@ -63,17 +63,14 @@ model spread over partitions may have several homes: the record covering the mos
 join's rule above holds per writer only: with ``join`` whole-stream agents keep the file.
 
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
-handed over exactly: its one monitor mixes partitions that different replicas may own. Its
-state is stored under its home partition with the offsets of every partition it saw, so a
-replica owning all of them (one replica, or a restart) restores it exactly; a replica that
-gets one of the other partitions without the home partition starts a second, partial monitor
-for it. Such models are counted (``driftwatch_state_split_models``); key records by model so
-that Kafka's partitioner keeps each model on one partition.
+handed over exactly: its monitor mixes partitions different replicas may own. Its state is
+stored under its home partition with the offsets of every partition it saw: a replica owning
+all of them restores it exactly; one that gets another partition without the home starts a
+second, partial monitor (counted: ``driftwatch_state_split_models``). Key records by model.
 
-Reading: :meth:`StateTopicStore.load` reads the whole topic to its end with a consumer of its
-own (manually assigned, no group) and keeps the last record per key, as a restoring consumer
-must: the broker compacts when it likes, not before a restore. Its cost is the size of the
-uncompacted topic; ``benchmarks/state_topic.py`` measures it.
+Reading: :meth:`StateTopicStore.load` reads the whole topic to its end (no group) and keeps
+the last record per key: the broker compacts when it likes, not before a restore. Its cost is
+the size of the uncompacted topic (``benchmarks/state_topic.py``). Brokers: docs/brokers.md.
 """
 
 from __future__ import annotations
@@ -85,32 +82,27 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped]
+import kafka.errors as kafka_errors  # type: ignore[import-untyped]
+from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
 from kafka import TopicPartition as _KafkaTopicPartition
 from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
-from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[import-untyped]
+from kafka.errors import KafkaError  # type: ignore[unused-ignore]
 
 from driftwatch.io.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.io.client_quirks import never_create_topics  # a restore creates no topic
+from driftwatch.io.first_contact import state_topic_refused
 from driftwatch.io.state_records import dumps as _dumps
 from driftwatch.io.state_records import key as _key
 from driftwatch.io.state_records import loads as _loads
 from driftwatch.io.state_records import parse_key as _parse_key
+from driftwatch.io.state_topic_policy import TOPIC_CONFIG, create_or_check
 
-__all__ = [
-    "Restored",
-    "StateSaveError",
-    "StateTopicStore",
-    "StateTopicUnavailable",
-]
+__all__ = ["TOPIC_CONFIG", "Restored", "StateSaveError", "StateTopicStore",
+           "StateTopicUnavailable"]
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
-"""``(topic, partition)``; the agent's NamedTuple is one."""
-
-TOPIC_CONFIG = {"cleanup.policy": "compact"}
-"""The state topic's configuration when the agent creates it: compacted, so that the broker
-keeps the last record per key (the newest state of each model) and deletes the rest."""
+TopicPartition = tuple[str, int]  # (topic, partition); the agent's NamedTuple is one
 
 _PRODUCER_OVERHEAD = 64 * 1024
 """Room above ``max_record_bytes`` in the producer's request size for the key and headers."""
@@ -118,10 +110,8 @@ _PRODUCER_OVERHEAD = 64 * 1024
 
 class StateSaveError(OSError):
     """A save to the state topic failed (broker unreachable, a record refused, a timeout).
-
-    An ``OSError``, as a failed file save is: the agent's checkpointer retries it with
-    backoff, counts it and commits nothing meanwhile.
-    """
+    An ``OSError``, as a failed file save is: retried with backoff, counted, nothing committed
+    meanwhile."""
 
 
 class StateTopicUnavailable(OSError):
@@ -149,10 +139,8 @@ class Restored:
             that is: their events on these partitions go to a new, partial monitor.
         joins: per restored shard (its first input partition), the join's state
             (:class:`~driftwatch.io.join_shards.JoinShards`).
-        join_covers: per restored shard, {partition: first offset its join does not
-            reflect}.
-        comparisons: the champion/challenger comparisons' states (by name) saved with the
-            restored models.
+        join_covers: per restored shard, {partition: first offset its join lacks}.
+        comparisons: the comparisons' states (by name) saved with the restored models.
     """
 
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
@@ -216,6 +204,8 @@ class StateTopicStore:
 
     def ensure_topic(self) -> bool:
         """Create the topic (compacted) when it is missing; True when this call created it.
+        One that exists needs no CREATE permission, and is refused when not compacted
+        (:func:`~driftwatch.io.state_topic_policy.create_or_check`, which says what raises).
 
         Raises:
             StateSaveError: the broker could not be asked or refused the topic.
@@ -228,22 +218,19 @@ class StateTopicStore:
             raise StateSaveError(f"state topic {self.topic}: cannot reach the broker: "
                                  f"{error}") from error
         try:
-            admin.create_topics({self.topic: {
-                "num_partitions": self.partitions,
-                "replication_factor": self.replication_factor,
-                "configs": dict(TOPIC_CONFIG)}}, timeout_ms=timeout_ms)
-        except TopicAlreadyExistsError:
-            self._topic_ready = True
-            return False
+            created = create_or_check(admin, self.topic, partitions=self.partitions,
+                                      replication_factor=self.replication_factor,
+                                      timeout_ms=timeout_ms)
         except KafkaError as error:
             raise StateSaveError(f"cannot create state topic {self.topic} "
                                  f"(cleanup.policy=compact): {error}") from error
         finally:
             admin.close()
         self._topic_ready = True
-        log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
-                 self.topic, self.partitions)
-        return True
+        if created:
+            log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
+                     self.topic, self.partitions)
+        return created
 
     # -- save -------------------------------------------------------------------------------
 
@@ -254,6 +241,7 @@ class StateTopicStore:
         Raises:
             StateSaveError: a record was not acknowledged by all in-sync replicas within
                 ``request_timeout_s``; what was written is consistent (module docstring).
+            BrokerRefused: no WRITE (or CREATE) on the topic: retrying cannot help.
         """
         if not self._topic_ready:
             self.ensure_topic()
@@ -269,6 +257,8 @@ class StateTopicStore:
             producer.flush(timeout=self.request_timeout_s)
             for future in futures:
                 future.get(timeout=self.request_timeout_s)
+        except kafka_errors.AuthorizationError as error:
+            raise state_topic_refused(self.topic, "WRITE", error) from error
         except (KafkaError, ValueError, TypeError) as error:
             raise StateSaveError(f"saving to state topic {self.topic}: "
                                  f"{type(error).__name__}: {error}") from error
@@ -455,13 +445,13 @@ class StateTopicStore:
         """The last value per key, tombstones applied, read to the end of every partition."""
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
-            consumer = KafkaConsumer(**self.client_config, group_id=None,
+            consumer = never_create_topics(KafkaConsumer(**self.client_config, group_id=None,
                                      enable_auto_commit=False, auto_offset_reset="earliest",
                                      fetch_max_bytes=64 * 1024 * 1024,
                                      max_partition_fetch_bytes=self.max_record_bytes
                                      + _PRODUCER_OVERHEAD,
                                      request_timeout_ms=max(timeout_ms, 1000) + 500,
-                                     bootstrap_timeout_ms=timeout_ms)
+                                     bootstrap_timeout_ms=timeout_ms))
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: cannot reach the broker: "
                                         f"{error}") from error

@@ -69,8 +69,11 @@ class KafkaRangeSource:
             from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
             from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
+            from driftwatch.io.client_quirks import never_create_topics
+
         try:
-            consumer = KafkaConsumer(**self._config)
+            # A reader never creates what it reads (a missing topic is "no such topic").
+            consumer = never_create_topics(KafkaConsumer(**self._config))
         except KafkaError as exc:
             raise SourceError(f"{self.name}: cannot connect: {exc}") from None
         try:

@@ -2,10 +2,20 @@
 
 In the style of paper 000's Fig. 4 and Fig. 8 (prequential performance over processed
 examples, one line per measure), with what a backtest needs on top: each measure raw (solid)
-and class-ratio-normalized (dashed, same colour), the raw threshold of each watched floor
-(dotted: it follows the class ratio), every alarm as a vertical line labelled with its
-detector and measure, and under each model's panel the share of positives in the window, so a
-class-ratio change is visible next to the measures it moves (or, normalized, does not).
+and class-ratio-normalized (dashed, same colour; left out, and its distance named in the
+legend, where it would lie under the raw line, as recall's does), the raw threshold of each
+watched floor (dotted: it follows the class ratio), every alarm as a vertical line labelled
+with its detector and the line it is drawn on, and under each model's panel the share of
+positives in the window, so a class-ratio change is visible next to the measures it moves
+(or, normalized, does not).
+
+What an alarm's marker shows: for a window watch, the window's value the alarm was raised
+on (a circle on the line); for a blocks watch, the value of the *block* that raised it (a
+diamond filled with its line's colour, explained in the legend), which can lie well off the
+window's line: a block of a few dozen events of each class is noisier than a window of d.
+A blocks watch of a per-class error rate is drawn on its complement's line (false-negative
+rate on recall = 1 − FN/P, false-positive rate on specificity = 1 − FP/N), and both names are
+in the legend and the label.
 
 matplotlib is an optional extra (``pip install 'driftwatch-agent[plot]'``), imported only
 when a figure is drawn; :func:`check_plot` tells before a long replay whether drawing will
@@ -26,13 +36,13 @@ import bisect
 import html
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from driftwatch.core.measures import registry as measure_registry
-from driftwatch.core.monitor import Alarm
+from driftwatch.core.monitor import Alarm, MonitorConfig
 from driftwatch.replay.run import ReplayAlarm, ReplayResult
 from driftwatch.replay.series import Series
 
@@ -44,17 +54,25 @@ MAX_PANELS = 8
 """Models drawn when no ``--model`` is given; more panels would be unreadable."""
 
 DETECTOR_NAMES = {"adwin": "ADWIN", "page_hinkley": "Page-Hinkley", "ddm": "DDM",
-                  "threshold": "floor"}
+                  "cusum": "CUSUM", "threshold": "floor"}
 
 AUC_COLOR = "#1d3557"
 MEASURE_COLORS = ("#e76f51", "#2a9d8f", "#8e6bbf", "#d4a017", "#e5548c", "#6a994e", "#8d6e63")
 ALARM_COLORS = {"adwin": "#c1121f", "page_hinkley": "#7b2cbf", "ddm": "#9c6644",
-                "threshold": "#f08c00"}
+                "cusum": "#d62828", "threshold": "#f08c00"}
 OTHER_ALARM_COLOR = "#6c757d"
+SHORT_NAMES = {"false_negative_rate": "FN rate", "false_positive_rate": "FP rate"}
+"""How an alarm's label names a per-class error rate beside the line it is drawn on."""
+INDISTINCT = 0.015
+"""A normalized curve closer than this share of the panel's value range to its raw curve
+everywhere would be hidden under it: it is not drawn, and the raw curve's legend says so."""
+BLOCK_MARKER_LABEL = ("blocks alarm: the value of the block\nthat raised it, in its line's "
+                      "colour\n(that block alone, not the window)")
 
 
 class PlotError(Exception):
-    """The figure cannot be drawn (unsupported file type, matplotlib missing)."""
+    """The figure cannot be drawn (unsupported file type, matplotlib missing, no model with a
+    sample)."""
 
 
 def plot_kind(path: str) -> str:
@@ -97,18 +115,31 @@ def over_time(series: Series, x_axis: XAxis) -> bool:
     return all(t == t for t in series.times) and max(series.times) > min(series.times)
 
 
+def figure_models(result: ReplayResult, models: Sequence[str] | None = None
+                  ) -> tuple[list[str], list[str]]:
+    """The models a figure of ``result`` draws, and the models it cannot draw for want of a
+    sample, each in order: of ``models``, or of every recorded model (at most
+    :data:`MAX_PANELS` drawn). A model's first sample comes when its window is full (its
+    first ``window_size`` events), so a model with fewer events has no curve to draw; names
+    in ``models`` with no events at all are in neither list."""
+    recorded = [m for m in (models or result.series) if m in result.series]
+    drawn = [m for m in recorded if result.series[m].events]
+    return (drawn if models else drawn[:MAX_PANELS]), [m for m in recorded if m not in drawn]
+
+
 def write_plot(result: ReplayResult, path: str, models: Sequence[str] | None = None,
                x_axis: XAxis = "auto") -> list[str]:
-    """Draw the figure of ``result`` (one panel per recorded model, or per ``models``) into
-    ``path`` (``.png``, ``.svg`` or ``.html``); return the models drawn.
+    """Draw the figure of ``result`` (one panel per model of :func:`figure_models`) into
+    ``path`` (``.png``, ``.svg`` or ``.html``); return the models drawn. :class:`PlotError`
+    when there is none: nothing is written then.
 
     ``x_axis``: ``events`` draws over each model's event count; ``time`` over event time
     (UTC) for every model whose sampled events all carried one; ``auto`` (the default) is
     ``time`` when they did, so incidents can be found by the clock."""
     kind = plot_kind(path)
-    chosen = [m for m in (models or result.series) if m in result.series]
-    if models is None:
-        chosen = chosen[:MAX_PANELS]
+    chosen, _ = figure_models(result, models)
+    if not chosen:
+        raise PlotError(f"--plot {path}: no model has a sample to draw")
     figure = _figure(result, chosen, x_axis)
     if kind == ".html":
         buffer = io.BytesIO()
@@ -156,26 +187,24 @@ def _figure(result: ReplayResult, models: Sequence[str], x_axis: XAxis = "auto")
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, PercentFormatter
 
-    panels = max(1, len(models))
+    panels = len(models)
     figure = Figure(figsize=(12.5, 4.6 * panels + 0.5), layout="constrained")
     grid = figure.add_gridspec(2 * panels, 1, height_ratios=[4.0, 0.85] * panels)
     figure.suptitle(f"driftwatch replay · {result.source}", fontsize=13, fontweight="bold",
                     x=0.01, ha="left")
     thousands = FuncFormatter(lambda x, _pos: f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}")
-    if not models:
-        axes = figure.add_subplot(grid[0, 0])
-        axes.text(0.5, 0.5, "no samples recorded (fewer events than sample_every?)",
-                  ha="center", va="center", transform=axes.transAxes)
-        axes.set_axis_off()
-        return figure
     for index, model in enumerate(models):
         series = result.series[model]
         axis = _Axis(series, over_time(series, x_axis))
         main = figure.add_subplot(grid[2 * index, 0])
         strip = figure.add_subplot(grid[2 * index + 1, 0], sharex=main)
         alarms = [a for a in result.alarms if a.alarm.model == model]
-        _draw_measures(main, series, axis, headroom=bool(alarms))
-        _draw_alarms(main, series, axis, alarms, result)
+        config = result.configs[model]
+        markers = alarm_markers(series, alarms, config)
+        plotted = {line: name_of(w.measure) for w in config.watches
+                   for line, complement in [plotted_as(w.measure)] if complement}
+        _draw_measures(main, series, axis, bool(alarms), markers, plotted)
+        _draw_alarms(main, series, axis, alarms, markers, config)
         _draw_strip(strip, series, axis)
         main.set_title(
             f"model {model}: prequential measures over a window of d = "
@@ -201,35 +230,44 @@ def _figure(result: ReplayResult, models: Sequence[str], x_axis: XAxis = "auto")
     return figure
 
 
-def _draw_measures(axes: Any, series: Series, axis: _Axis, headroom: bool) -> None:
+def _draw_measures(axes: Any, series: Series, axis: _Axis, headroom: bool,
+                   marked: Sequence[float] = (), plotted: Mapping[str, str] | None = None
+                   ) -> None:
+    """The measures' curves, and the y range that holds them and the alarm markers
+    (``marked``). ``plotted``: the watched error rate each line is the complement of (its
+    legend names it). A normalized curve that would lie under its raw one (recall's, whose
+    normalization is (TP + 1)/(P + 1), within 1/(P + 1) of TP/P) is left out and its
+    distance named in the raw curve's legend instead."""
     x = axis.values
-    colors = iter(MEASURE_COLORS * 3)
-    settled: list[float] = []  # values once the window has filled: they set the y range
-    full = next((i for i, n in enumerate(series.events) if n >= series.window_size), 0)
+    colors = line_colors(series)
+    # The y range: every curve's values, and where the alarms' markers go.
+    settled = [v for name in series.measures for curve in _curves(series, name) for v in curve
+               if not math.isnan(v)] + [v for v in marked if not math.isnan(v)]
+    lowest, highest = (min(settled), max(settled)) if settled else (0.0, 1.0)
+    span = max(highest - lowest, 0.1)
     for name in series.measures:
-        color = AUC_COLOR if name == "auc" else next(colors)
+        color = colors[name]
         raw = series.raw[name]
-        width = 2.0 if name == "auc" else 1.5
-        axes.plot(x, raw, color=color, lw=width, label=name_of(name), solid_joinstyle="round",
-                  zorder=3)
-        curves = [raw]
-        if name in series.normalized:
-            curves.append(series.normalized[name])
-            axes.plot(x, series.normalized[name], color=color, lw=1.3, ls=(0, (5, 2.5)),
-                      alpha=0.9, label=f"{name_of(name)}, normalized", zorder=3)
+        label = name_of(name) + (f" (= 1 − {plotted[name]})" if plotted and name in plotted
+                                 else "")
+        normalized = series.normalized.get(name)
+        apart = _distance(raw, normalized) if normalized is not None else math.nan
+        if normalized is not None and apart < INDISTINCT * span:
+            label += f"\n(normalized: within {max(apart, 0.0005):.3f}, not drawn)"
+        axes.plot(x, raw, color=color, lw=2.0 if name == "auc" else 1.5, label=label,
+                  solid_joinstyle="round", zorder=3)
+        if normalized is not None and apart >= INDISTINCT * span:
+            axes.plot(x, normalized, color=color, lw=1.3, ls=(0, (5, 2.5)), alpha=0.9,
+                      label=f"{name_of(name)}, normalized", zorder=3)
         if name in series.thresholds:
-            curves.append(series.thresholds[name])
             axes.plot(x, series.thresholds[name], color=color, lw=1.5, ls=(0, (1, 1.5)),
                       drawstyle="steps-post", zorder=2,
                       label=f"{name_of(name)} threshold (floor {series.floors[name]:g},\n"
                             "adjusted to the class ratio)")
-        settled += [v for curve in curves for v in curve[full:] if not math.isnan(v)]
     if not axis.time and series.window_size < (series.events[-1] if series.events else 0):
         axes.axvspan(0, series.window_size, color="#e9ecef", alpha=0.7, lw=0, zorder=0)
         axes.text(series.window_size / 2, 0.02, "window\nfilling", ha="center", va="bottom",
                   fontsize=7, color="#6c757d", transform=axes.get_xaxis_transform())
-    lowest, highest = (min(settled), max(settled)) if settled else (0.0, 1.0)
-    span = max(highest - lowest, 0.1)
     bottom, top = lowest - 0.12 * span, highest + 0.06 * span
     # Headroom above the data for the alarm labels, which sit in rows at the top.
     axes.set_ylim(bottom, top + (0.45 * span if headroom else 0.0))
@@ -240,13 +278,68 @@ def _draw_measures(axes: Any, series: Series, axis: _Axis, headroom: bool) -> No
         axes.spines[side].set_visible(False)
 
 
+def line_colors(series: Series) -> dict[str, str]:
+    """Each measure's colour: AUC's, then the palette in order."""
+    palette = iter(MEASURE_COLORS * 3)
+    return {name: AUC_COLOR if name == "auc" else next(palette) for name in series.measures}
+
+
+def _curves(series: Series, name: str) -> list[list[float]]:
+    curves = [series.raw[name]]
+    for extra in (series.normalized, series.thresholds):
+        if name in extra:
+            curves.append(extra[name])
+    return curves
+
+
+def _distance(raw: Sequence[float], normalized: Sequence[float]) -> float:
+    """The largest distance between two curves (NaN where either is undefined: skipped)."""
+    return max((abs(a - b) for a, b in zip(raw, normalized, strict=True)
+                if not (math.isnan(a) or math.isnan(b))), default=0.0)
+
+
+def plotted_as(measure: str) -> tuple[str, bool]:
+    """The line an alarm on ``measure`` is drawn on, and whether its value is the complement
+    of the line's: a blocks watch's per-class error rate shows on its window counterpart
+    (false-negative rate FN/P on recall = 1 − FN/P, false-positive rate FP/N on specificity
+    = 1 − FP/N); any other measure on its own line."""
+    spec = measure_registry.find(measure)
+    if spec is not None and spec.kind == "block" and spec.counterpart is not None:
+        return spec.counterpart, True
+    return measure, False
+
+
+def alarm_markers(series: Series, alarms: Sequence[ReplayAlarm], config: MonitorConfig
+                  ) -> list[float]:
+    """Where each alarm's marker goes on the measure axis (NaN: no marker), in order: on the
+    line the alarm's measure is drawn as (:func:`plotted_as`), at the value the alarm was
+    raised on. For a blocks watch that is the value of the block that raised it (its AUC,
+    or 1 − its error rate on recall's or specificity's line), not the window's; for a window
+    watch, the window's value (normalized when the watch is)."""
+    normalized_watch = {w.measure for w in config.watches if w.normalized and w.feed == "window"}
+    where = []
+    for found in alarms:
+        alarm = found.alarm
+        line, complement = plotted_as(alarm.measure)
+        if line not in series.raw:
+            where.append(math.nan)
+        elif complement:
+            where.append(1.0 - alarm.value)
+        elif alarm.measure in normalized_watch and alarm.detector != "threshold":
+            where.append(alarm.normalized)
+        else:
+            where.append(alarm.value)
+    return where
+
+
 def _draw_alarms(axes: Any, series: Series, axis: _Axis, alarms: Sequence[ReplayAlarm],
-                 result: ReplayResult) -> None:
-    config = result.configs[series.model]
+                 markers: Sequence[float], config: MonitorConfig) -> None:
     normalized_watch = {w.measure for w in config.watches if w.normalized}
+    blocks_watch = {w.measure for w in config.watches if w.feed == "blocks"}
     rows: list[float] = []  # per label row, the x (axes fraction) where its last label ends
     seen_kinds: set[tuple[str, str]] = set()
-    for found in alarms:
+    block_marker = False
+    for found, y in zip(alarms, markers, strict=True):
         alarm = found.alarm
         color = ALARM_COLORS.get(alarm.detector, OTHER_ALARM_COLOR)
         style = {"drift": "-", "warning": (0, (2, 2)), "threshold": (0, (4, 2))}[alarm.level]
@@ -259,16 +352,19 @@ def _draw_alarms(axes: Any, series: Series, axis: _Axis, alarms: Sequence[Replay
                 else f"{detector} {alarm.level}"
         where, x = axis.of_alarm(alarm)
         axes.axvline(where, color=color, lw=1.2, ls=style, alpha=0.9, label=label, zorder=1)
-        if alarm.measure in series.raw:
-            on_normalized = alarm.measure in normalized_watch and alarm.detector != "threshold"
-            y = alarm.normalized if on_normalized else alarm.value
-            if not math.isnan(y):
-                axes.plot([where], [y], marker="o", ms=6.5, mfc="white", mec=color,
-                          mew=1.8, zorder=5)
+        on_block = alarm.measure in blocks_watch
+        if not math.isnan(y):
+            first_block = on_block and not block_marker
+            block_marker = block_marker or on_block
+            # A block's value is filled with its line's colour: it belongs to that line.
+            face = line_colors(series).get(plotted_as(alarm.measure)[0], color)
+            axes.plot([where], [y], marker="D" if on_block else "o", ms=6.0 if on_block else 6.5,
+                      mfc=face if on_block else "white", mec=color, mew=1.6, ls="none",
+                      zorder=5, label=BLOCK_MARKER_LABEL if first_block else None)
         # Label in the first of LABEL_ROWS rows where it overlaps no earlier label, right of
         # its line (left of it near the right edge); with no room, the line and the marker
         # stay unlabelled (the summary table lists every alarm).
-        text = _alarm_text(alarm, detector, alarm.measure in normalized_watch)
+        text = _alarm_text(alarm, detector, alarm.measure in normalized_watch, series.raw)
         width = 0.0062 * max(len(line) for line in text.split("\n")) + 0.008
         flip = x + 0.003 + width > 1.0
         left = x - 0.003 - width if flip else x + 0.003
@@ -286,12 +382,21 @@ def _draw_alarms(axes: Any, series: Series, axis: _Axis, alarms: Sequence[Replay
                         "alpha": 0.85}, zorder=6)
 
 
-def _alarm_text(alarm: Alarm, detector: str, normalized: bool) -> str:
-    measure = name_of(alarm.measure)
+def _alarm_text(alarm: Alarm, detector: str, normalized: bool, drawn: Collection[str]) -> str:
+    """An alarm's label, naming the line it is drawn on; a per-class error rate's alarm is
+    drawn on recall's or specificity's line, so it names both (``recall (FN rate)``) when
+    that line is ``drawn``."""
+    line, complement = plotted_as(alarm.measure)
+    if line not in drawn:
+        line, complement = alarm.measure, False
     if alarm.detector == "threshold":
-        return f"{measure} below threshold\n@ {alarm.event_count:,}"
-    return f"{detector}: {measure}{' (normalized)' if normalized else ''}\n" \
-           f"{alarm.level} @ {alarm.event_count:,}"
+        return f"{name_of(line)} below threshold\n@ {alarm.event_count:,}"
+    measure = name_of(line)
+    if complement:
+        measure += f" ({SHORT_NAMES.get(alarm.measure, name_of(alarm.measure))})"
+    if normalized:
+        measure += " (normalized)"
+    return f"{detector}: {measure}\n{alarm.level} @ {alarm.event_count:,}"
 
 
 def _draw_strip(axes: Any, series: Series, axis: _Axis) -> None:

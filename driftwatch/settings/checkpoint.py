@@ -67,8 +67,11 @@ class CheckpointSettings(_Section):
             "events.only_models <kafka.group_id>-state-<first 12 hex digits of the SHA-256 "
             "of the sorted model ids joined by newlines>, so that agents watching different "
             "models never mix their state (the agent logs the name). Created with "
-            "cleanup.policy=compact when missing; when it exists it must be compacted (a "
-            "delete policy would drop the state of models that are quiet for retention.ms)."
+            "cleanup.policy=compact when missing. An existing one must be compacted: with "
+            "delete every restore reads every save of retention.ms and states older than "
+            "that are dropped, so the agent refuses to start on it (exit 2); compact,delete "
+            "is used with a warning; unchecked where the broker describes no topic "
+            "configuration (Tansu)."
         ),
     )
     topic_partitions: int = Field(
@@ -86,7 +89,8 @@ class CheckpointSettings(_Section):
         le=100,
         description=(
             "Replication factor of the state topic when the agent creates it; -1 takes the "
-            "broker's default.replication.factor (use 3 in production clusters)."
+            "broker's default.replication.factor (use 3 in production clusters). -1 needs "
+            "Kafka 2.4+: on an older broker the agent refuses to start until it is set."
         ),
     )
     max_record_bytes: int = Field(

@@ -38,8 +38,10 @@ independent of the scores: changing it is a *virtual* drift, changing the AUC a 
 Modules: :mod:`~driftwatch.simulate.binormal` (the scoring model and the parameter checks),
 :mod:`~driftwatch.simulate.scenario` (change points and the :class:`Scenario` base),
 :mod:`~driftwatch.simulate.scenarios` (the scenarios above), :mod:`~driftwatch.simulate.labels`
-(predictions now, labels later: :func:`delayed_labels`); this package binds a scenario to a
-seed (:class:`SimulatedStream`, :func:`generate`) and exports them all.
+(predictions now, labels later: :func:`delayed_labels`), :mod:`~driftwatch.simulate.records`
+(events as the record values the agent reads: :func:`event_record`, :func:`joinable_record`);
+this package binds a scenario to a seed (:class:`SimulatedStream`, :func:`generate`) and
+exports them all.
 
 Example:
     >>> stream = generate("sudden_auc_drop", seed=7, length=1000)
@@ -50,6 +52,12 @@ Example:
     (1000, 0.0, 999.0)
     >>> events == list(generate("sudden_auc_drop", seed=7, length=1000))
     True
+
+The same stream as the records a producer would send (the default settings' field names;
+pass ``fmt=settings.events.event_format()`` for others):
+
+    >>> next(iter(stream.records(model="churn")))
+    {'label': 0, 'score': 0.485..., 'ts': 0.0, 'model': 'churn'}
 
 References:
     D. Brzezinski, J. Stefanowski. Prequential AUC: properties of the area under the ROC
@@ -84,6 +92,7 @@ from driftwatch.simulate.binormal import (
     positive_share_from_ratio,
 )
 from driftwatch.simulate.labels import DELAY_DISTRIBUTIONS, DelayDistribution, delayed_labels
+from driftwatch.simulate.records import RecordFormat, event_record, joinable_record
 from driftwatch.simulate.scenario import ChangePoint, DriftKind, Scenario
 from driftwatch.simulate.scenarios import (
     AucDropThenRatioChange,
@@ -110,13 +119,16 @@ __all__ = [
     "MinMaj",
     "Output",
     "RatioChange",
+    "RecordFormat",
     "RecurringRatio",
     "Scenario",
     "SimulatedStream",
     "Stationary",
     "SuddenAucDrop",
     "delayed_labels",
+    "event_record",
     "generate",
+    "joinable_record",
     "positive_share_from_ratio",
 ]
 
@@ -159,6 +171,20 @@ class SimulatedStream:
     def change_points(self) -> tuple[ChangePoint, ...]:
         """The scenario's true change points."""
         return self.scenario.change_points
+
+    def records(self, model: str = "default", fmt: RecordFormat | None = None
+                ) -> Iterator[dict[str, Any]]:
+        """The events as the record values a producer of ``model`` sends, in order: dicts
+        with the field names and label classes of ``fmt`` (None: the default settings',
+        ``label``, ``score``, ``ts``, ``model``; ``settings.events.event_format()`` for a
+        settings file's), ready for ``json.dumps`` (:func:`event_record`).
+
+        Example:
+            >>> stream = generate("stationary", seed=1, length=3)
+            >>> [(r["label"], r["model"]) for r in stream.records(model="churn")]
+            [(1, 'churn'), (1, 'churn'), (0, 'churn')]
+        """
+        return (event_record(event, model, fmt) for event in self)
 
 
 def generate(name: str, *, seed: int, length: int | None = None, **params: Any) -> SimulatedStream:

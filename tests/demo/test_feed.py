@@ -19,6 +19,10 @@ from driftwatch.io.decode import Decoded, EventFormat, decode
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker, free_port
 
+pytestmark = pytest.mark.brokers(
+    "tansu", reason="the demo's feed, which always runs on the demo's embedded Tansu"
+)
+
 TOPIC = "events"
 WAIT_S = 20.0
 

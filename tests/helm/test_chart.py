@@ -49,6 +49,8 @@ CRD_KINDS = frozenset({"ServiceMonitor", "PodMonitor", "PrometheusRule"})
 
 RELEASE = "dw"
 NAMESPACE = "ml"
+IMAGE = "registry.example.com/driftwatch-agent"
+"""The image.repository every test sets, as every user must: no public image exists."""
 SECRET_VALUE = "not-a-real-secret"
 
 
@@ -82,9 +84,16 @@ def chart(helm: ModuleType) -> Iterator[Any]:
 Manifests = dict[tuple[str, str], dict[str, Any]]
 
 
+def with_image(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with ``image.repository`` set to :data:`IMAGE` unless they set it."""
+    copied = copy.deepcopy(dict(values))
+    copied["image"] = {"repository": IMAGE, **copied.get("image", {})}
+    return copied
+
+
 def render(chart: Any, values: Mapping[str, Any]) -> Manifests:
-    """Every object the chart renders with ``values``, by (kind, name)."""
-    rendered = chart.render(copy.deepcopy(dict(values)), name=RELEASE, namespace=NAMESPACE)
+    """Every object the chart renders with ``values`` (and :data:`IMAGE`), by (kind, name)."""
+    rendered = chart.render(with_image(values), name=RELEASE, namespace=NAMESPACE)
     return parse(rendered)
 
 
@@ -388,8 +397,8 @@ EXPECTED_KINDS = {
 @pytest.mark.parametrize("scenario", ["standalone-defaults", "standalone-everything",
                                       "standalone-locked-down", "sidecar"])
 def test_lint_is_clean(helm: ModuleType, scenario: str) -> None:
-    report = helm.lint(CHART, SCENARIOS[scenario], strict=True, namespace=NAMESPACE,
-                       kube_version="v1.30.0")
+    report = helm.lint(CHART, with_image(SCENARIOS[scenario]), strict=True,
+                       namespace=NAMESPACE, kube_version="v1.30.0")
     assert report["errors"] == []
     problems = [m for m in report["messages"] if m["severity"] >= 2]
     assert problems == [], problems
@@ -480,7 +489,7 @@ def test_standalone_deployment(chart: Any) -> None:
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     container = agent_container(pod)
-    assert container["image"] == "ghcr.io/driftwatch/driftwatch-agent:0.1.0"
+    assert container["image"] == f"{IMAGE}:0.1.0"
     assert "command" not in container and "args" not in container  # the image's `driftwatch run`
     assert container["env"] == [
         {"name": "DRIFTWATCH_CONFIG", "value": "/etc/driftwatch/driftwatch.yaml"}]
@@ -829,6 +838,105 @@ def test_values_yaml_documents_every_setting() -> None:
 
 
 # ------------------------------------------------------------------------------------------
+# the image: no public one, so image.repository is required; the documented install
+
+
+IMAGE_MISSING = ("image.repository is required: driftwatch publishes no image. Build one from "
+                 "the repository's Dockerfile and push it to a registry your cluster pulls "
+                 "from, then name it: docker build -t REGISTRY/driftwatch-agent:0.1.0 . && "
+                 "docker push REGISTRY/driftwatch-agent:0.1.0 && helm install ... --set "
+                 "image.repository=REGISTRY/driftwatch-agent")
+
+
+@pytest.mark.parametrize("scenario", ["standalone-defaults", "sidecar"])
+def test_an_install_without_an_image_says_how_to_build_one(
+        helm: ModuleType, chart: Any, scenario: str) -> None:
+    values = copy.deepcopy(SCENARIOS[scenario])
+    chart.validate_schema(copy.deepcopy(values))  # the schema lets it through to the message
+    for missing in (values, {**values, "image": {"repository": ""}}):
+        with pytest.raises(helm.HelmRenderError) as caught:
+            chart.render(copy.deepcopy(missing), name=RELEASE, namespace=NAMESPACE)
+        assert IMAGE_MISSING in str(caught.value)
+    assert chart.metadata["appVersion"] == "0.1.0"  # the tag the message names
+
+
+def test_the_model_chart_without_an_image_says_how_to_build_one(
+        helm: ModuleType, model_chart: Any) -> None:
+    with pytest.raises(helm.HelmRenderError) as caught:
+        model_chart.render({"driftwatch": {"image": {"repository": ""}}}, name=RELEASE,
+                           namespace=NAMESPACE)
+    assert IMAGE_MISSING in str(caught.value)
+
+
+def test_chart_metadata_names_home_sources_and_maintainers(chart: Any) -> None:
+    metadata = chart.metadata
+    assert metadata["home"].startswith("https://")
+    assert metadata["sources"] and all(url.startswith("https://") for url in metadata["sources"])
+    assert metadata["maintainers"] and all(m["name"] for m in metadata["maintainers"])
+
+
+INSTALL_DOCS = [ROOT / "README.md", CHART / "README.md", ROOT / "docs" / "kubernetes.md"]
+
+
+def _blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", text, flags=re.M | re.S)
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's merge of values: ``extra`` wins, mappings merge key by key."""
+    merged = copy.deepcopy(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+@pytest.mark.parametrize("doc", INSTALL_DOCS, ids=[p.name for p in INSTALL_DOCS])
+def test_the_documented_install_runs_as_written(
+        helm: ModuleType, chart: Any, kube: ModuleType, doc: Path) -> None:
+    """The install block of each doc, as a shell would run it: its variables expanded, the
+    image it builds is the image its ``helm install`` runs, and the install's values (its
+    ``-f`` file from the same page, then its ``--set`` s, parsed by Helm's own parser) render
+    with the real engine into valid objects."""
+    import shlex
+
+    text = doc.read_text(encoding="utf-8")
+    (block,) = [b for b in _blocks(text, "sh") if "helm install driftwatch ./helm/driftwatch" in b]
+    commands = [shlex.split(line, comments=True)
+                for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+    variables = dict(c[0].split("=", 1) for c in commands if len(c) == 1 and "=" in c[0])
+    assert variables, "the block sets the registry it uses"
+
+    def expand(word: str) -> str:
+        return re.sub(r"\$(\w+)|\$\{(\w+)\}", lambda m: variables[m[1] or m[2]], word)
+
+    commands = [[expand(word) for word in command] for command in commands]
+    (build,) = [c for c in commands if c[:2] == ["docker", "build"]]
+    (push,) = [c for c in commands if c[:2] == ["docker", "push"]]
+    (install,) = [c for c in commands if c[:2] == ["helm", "install"]]
+    built = build[build.index("-t") + 1]
+    assert build[-1] == "." and push[-1] == built
+
+    values: dict[str, Any] = {}
+    options = iter(install[4:])
+    for option in options:
+        if option == "-f":
+            name = next(options)
+            (found,) = [b for b in _blocks(text, "yaml") if b.startswith(f"# {name}\n")]
+            values = _merge(values, helm.values_from_yaml(found))
+        elif option == "--set":
+            values = _merge(values, helm.parse_set_string(next(options)))
+        else:
+            assert option in ("-n", "--create-namespace") or option == NAMESPACE, option
+    objects = parse(chart.render(values, name="driftwatch", namespace=NAMESPACE))
+    assert agent_container(one(objects, "Deployment")["spec"]["template"]["spec"])["image"] \
+        == built
+    validate_all(kube, objects)
+
+
+# ------------------------------------------------------------------------------------------
 # sidecar mode, rendered into a model's chart
 
 
@@ -979,7 +1087,7 @@ def test_sidecar_pod_monitor_scrapes_the_model_pods(kube: ModuleType, model_char
 
 def notes(chart: Any, values: Mapping[str, Any]) -> str:
     """What ``helm install`` prints after installing with ``values``."""
-    rendered = chart.render(copy.deepcopy(dict(values)), name=RELEASE, namespace=NAMESPACE)
+    rendered = chart.render(with_image(values), name=RELEASE, namespace=NAMESPACE)
     return next(text for path, text in rendered.items() if path.endswith("NOTES.txt"))
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 from tests.integration.helpers import (
+    LAUNCHED,
     TOPIC,
     AgentProcess,
     PrometheusProcess,
@@ -26,15 +27,25 @@ from tests.integration.helpers import (
 )
 
 
+@pytest.fixture(autouse=True)
+def no_agent_outlives_its_test() -> Iterator[None]:
+    """Kill (and reap) every agent process this test launched that is still running at
+    teardown, however it was started (the kill tests' :class:`KillRun` starts its own): a
+    leftover agent would retry its broker for the rest of the session."""
+    yield
+    while LAUNCHED:
+        LAUNCHED.pop().kill()
+
+
 @pytest.fixture
-def topic(broker: TansuBroker) -> str:
+def topic(broker: Broker) -> str:
     """The events topic, created (one partition) on this test's broker."""
     create_topics(broker.bootstrap, TOPIC)
     return TOPIC
 
 
 @pytest.fixture
-def start_agent(tmp_path: Path, broker: TansuBroker) -> Iterator[StartAgent]:
+def start_agent(tmp_path: Path, broker: Broker) -> Iterator[StartAgent]:
     """``start_agent(name="agent", overrides=None, *, group=None, start=True)``.
 
     An :class:`AgentProcess` consuming :data:`TOPIC` of this test's broker, with its metrics on

@@ -32,6 +32,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.core.events import Event
+from driftwatch.demo.broker import _die_with_parent as die_with_parent
 
 T = TypeVar("T")
 
@@ -170,10 +171,12 @@ class Metrics:
 # Kafka
 
 
-def create_topics(bootstrap: str, *names: str, partitions: int = 1) -> None:
+def create_topics(bootstrap: str, *names: str, partitions: int = 1,
+                  configs: Mapping[str, str] | None = None) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
-        admin.create_topics([NewTopic(name, partitions, 1) for name in names])
+        admin.create_topics([NewTopic(name, partitions, 1, topic_configs=dict(configs or {}))
+                             for name in names])
     finally:
         admin.close()
 
@@ -295,12 +298,18 @@ def clean_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.upper().startswith("DRIFTWATCH_")}
 
 
+LAUNCHED: list[AgentProcess] = []
+"""Every agent process launched by this test process, for the teardown that kills those a
+failed test left running (``tests/integration/conftest.py``)."""
+
+
 class AgentProcess:
     """``python -m driftwatch run --config FILE`` as a real subprocess.
 
     The settings are written to ``<directory>/<name>.yaml``, the agent's log (stdout and
     stderr) is appended to ``<directory>/<name>.log``. :meth:`start` may be called again
-    after the process exited (a restart with the same settings, checkpoint and group).
+    after the process exited (a restart with the same settings, checkpoint and group). The
+    process gets SIGKILL if the thread that launched it ends (``prctl(PR_SET_PDEATHSIG)``).
     """
 
     def __init__(self, settings: Mapping[str, Any], directory: Path, name: str) -> None:
@@ -333,7 +342,12 @@ class AgentProcess:
                 env=clean_environment(),
                 cwd=self.directory,
                 start_new_session=True,  # a Ctrl+C of pytest is not delivered to it
+                # Nor does it outlive the test process (killed, timed out): a leftover agent
+                # retries its broker for ever, a core busy for nothing.
+                preexec_fn=die_with_parent(),
             )
+        if self not in LAUNCHED:
+            LAUNCHED.append(self)
         return self
 
     def start(self) -> AgentProcess:

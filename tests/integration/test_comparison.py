@@ -7,9 +7,15 @@ import json
 import math
 import random
 
+import pytest
+
 from driftwatch.core.comparison.window import PairedWindow
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import StartAgent, produce
+
+pytestmark = pytest.mark.brokers(
+    "tansu", reason="the comparison's metrics; the broker only carries the records"
+)
 
 WINDOW, BLOCK, BLOCKS = 400, 100, 8
 RECORDS = 1500
@@ -35,7 +41,7 @@ def records() -> list[dict[str, object]]:
 
 
 def test_agent_exports_the_comparison(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     agent = start_agent("comparison", {
         "monitoring": {"defaults": {"window_size": WINDOW}},

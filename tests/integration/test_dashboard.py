@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from driftwatch.core.join import Prediction
@@ -32,7 +33,7 @@ from driftwatch.demo.feed import encode_joinable
 from driftwatch.io.decode import EventFormat
 from driftwatch.io.decode_join import JoinFormat
 from driftwatch.simulate import delayed_labels, generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     PrometheusProcess,
     StartAgent,
@@ -41,6 +42,11 @@ from tests.integration.helpers import (
     produce,
     sample_values,
     wait_for,
+)
+
+pytestmark = pytest.mark.brokers(
+    "tansu", reason="the dashboard's queries against Prometheus;"
+                    " the broker only carries the records"
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,7 +219,7 @@ def wait_for_scrapes(prometheus: PrometheusProcess, count: int) -> None:
 
 
 def test_every_dashboard_query_returns_data_from_a_real_agent(
-    broker: TansuBroker, topic: str, start_agent: StartAgent, start_prometheus: StartPrometheus
+    broker: Broker, topic: str, start_agent: StartAgent, start_prometheus: StartPrometheus
 ) -> None:
     board = dashboard()
     started = time.time()
@@ -329,7 +335,7 @@ def test_every_dashboard_query_returns_data_from_a_real_agent(
 
 
 def test_delayed_labels_panels_return_data(
-    broker: TansuBroker, topic: str, start_agent: StartAgent, start_prometheus: StartPrometheus
+    broker: Broker, topic: str, start_agent: StartAgent, start_prometheus: StartPrometheus
 ) -> None:
     """The "Delayed labels" row against an agent that joins predictions and labels (one topic,
     kind field) and watches the scores without labels: every query returns data."""

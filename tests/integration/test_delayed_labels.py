@@ -24,7 +24,7 @@ from driftwatch.core.monitor import Monitor
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.settings import Settings
 from driftwatch.simulate import delayed_labels, generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import TOPIC, Metrics, StartAgent, create_topics, produce
 
 JOIN = {
@@ -109,7 +109,7 @@ def wait_all(agent: Any, rs: list[Prediction | Label]) -> Metrics:
     return agent.wait_metrics(done, f"{predictions} predictions and {labels} labels read")
 
 
-def test_one_topic_equals_the_offline_join(broker: TansuBroker, topic: str,
+def test_one_topic_equals_the_offline_join(broker: Broker, topic: str,
                                            start_agent: StartAgent, tmp_path: Path) -> None:
     rs = records(seed=3, length=2500)
     agent = start_agent("agent", OVERRIDES)
@@ -145,7 +145,7 @@ def test_one_topic_equals_the_offline_join(broker: TansuBroker, topic: str,
 
 
 def test_restart_with_pending_predictions_loses_and_double_counts_nothing(
-        broker: TansuBroker, topic: str, start_agent: StartAgent, tmp_path: Path) -> None:
+        broker: Broker, topic: str, start_agent: StartAgent, tmp_path: Path) -> None:
     rs = records(seed=4, length=2000)
     half = len(rs) // 2
     agent = start_agent("agent", OVERRIDES)
@@ -165,7 +165,7 @@ def test_restart_with_pending_predictions_loses_and_double_counts_nothing(
 
 
 def test_flood_of_never_labelled_predictions_stays_bounded(
-        broker: TansuBroker, topic: str, start_agent: StartAgent, tmp_path: Path) -> None:
+        broker: Broker, topic: str, start_agent: StartAgent, tmp_path: Path) -> None:
     flood = 40_000
     agent = start_agent("agent", OVERRIDES)
     produce(broker.bootstrap, TOPIC, [
@@ -187,7 +187,7 @@ def test_flood_of_never_labelled_predictions_stays_bounded(
     assert (tmp_path / "agent-state" / FILENAME).stat().st_size < 100_000
 
 
-def test_two_topics(broker: TansuBroker, start_agent: StartAgent) -> None:
+def test_two_topics(broker: Broker, start_agent: StartAgent) -> None:
     """Predictions and labels on their own topics: however the consumer interleaves them,
     with bounds that are never reached every prediction meets its label exactly once."""
     create_topics(broker.bootstrap, "predictions", "labels")

@@ -11,8 +11,10 @@ The stream is sent in two halves, so that each state is observed rather than rac
 
 from __future__ import annotations
 
+import pytest
+
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     StartAgent,
     StartPrometheus,
@@ -20,6 +22,10 @@ from tests.integration.helpers import (
     produce,
     sample_values,
     wait_for,
+)
+
+pytestmark = pytest.mark.brokers(
+    "tansu", reason="metrics and alerts through Prometheus; the broker only carries the records"
 )
 
 MODEL = "fraud"
@@ -82,7 +88,7 @@ PROMETHEUS_WAIT_S = 20.0
 
 
 def test_sudden_auc_drop_reaches_metrics_and_fires_prometheus_alerts(
-    broker: TansuBroker, topic: str, start_agent: StartAgent, start_prometheus: StartPrometheus
+    broker: Broker, topic: str, start_agent: StartAgent, start_prometheus: StartPrometheus
 ) -> None:
     agent = start_agent("e2e", SETTINGS)
     prometheus = start_prometheus(

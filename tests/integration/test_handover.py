@@ -4,10 +4,12 @@ Real ``driftwatch run`` processes in one consumer group over a four-partition to
 models, each keyed to one partition (as a producer keying by model gets). The promise: the
 union of the agents' final ``/metrics`` (each model on exactly one agent; rejection counts
 summed) equals what one agent that never stopped shows, the pure monitors fed every record
-once. Checked after a restart with an empty disk, after a SIGKILL of one of two agents, and
-across a scale from one agent to three and back to one.
+once. Checked after a restart with an empty disk, after a SIGKILL of one of two agents,
+across a scale from one agent to three and back to one, and (Apache Kafka) with twelve
+partitions shared by three agents, one of them killed and back.
 
-The longer versions (more kills, more data) are in ``benchmarks/state_topic.py``.
+The longer versions: ``benchmarks/handover.py`` (a dozen kills, also with twelve partitions
+and three agents) and ``benchmarks/state_topic.py`` (more data).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from kafka import KafkaProducer
+from kafka.admin import KafkaAdminClient
 
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.crashes import reference
 from tests.integration.helpers import (
     JOIN_S,
@@ -46,18 +50,19 @@ BAD = b'{"model": "model-0", "label": 1, "score": "high"}'
 Keyed = list[tuple[int, bytes]]
 
 
-def keyed_stream(seed: int, per_model: int) -> Keyed:
-    """``(partition, value)``: each model's events on partition ``index % 4``, interleaved,
-    with an invalid record now and then (rejections are state too)."""
+def keyed_stream(seed: int, per_model: int, *, partitions: int = PARTITIONS,
+                 models: Sequence[str] = MODELS) -> Keyed:
+    """``(partition, value)``: model ``i``'s events on partition ``i % partitions``,
+    interleaved, with an invalid record now and then (rejections are state too)."""
     parts = [[event_json(e, model) for e in generate(
         "sudden_auc_drop" if i % 2 else "stationary", seed=seed + i, length=per_model)]
-        for i, model in enumerate(MODELS)]
+        for i, model in enumerate(models)]
     records: Keyed = []
     for j in range(per_model):
-        for i in range(len(MODELS)):
-            records.append((i % PARTITIONS, parts[i][j]))
+        for i in range(len(models)):
+            records.append((i % partitions, parts[i][j]))
         if j % 97 == 96:
-            records.append((j % PARTITIONS, BAD))
+            records.append((j % partitions, BAD))
     return records
 
 
@@ -114,7 +119,7 @@ def assert_union_is_reference(agents: Sequence[AgentProcess], records: Keyed) ->
 
 
 def test_a_restart_with_an_empty_disk_restores_from_the_state_topic(
-    broker: TansuBroker, start_agent: StartAgent, tmp_path: Path
+    broker: Broker, start_agent: StartAgent, tmp_path: Path
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records = keyed_stream(41, 400)
@@ -141,7 +146,7 @@ def test_a_restart_with_an_empty_disk_restores_from_the_state_topic(
 
 
 def test_sigkill_one_of_two_agents_and_the_other_takes_over_exactly(
-    broker: TansuBroker, start_agent: StartAgent
+    broker: Broker, start_agent: StartAgent
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records = keyed_stream(42, 700)
@@ -163,7 +168,7 @@ def test_sigkill_one_of_two_agents_and_the_other_takes_over_exactly(
 
 
 def test_scale_one_to_three_and_back_to_one(
-    broker: TansuBroker, start_agent: StartAgent
+    broker: Broker, start_agent: StartAgent
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records = keyed_stream(43, 600)
@@ -188,3 +193,66 @@ def test_scale_one_to_three_and_back_to_one(
         assert agent.stop()[0] == 0
     produce(broker.bootstrap, parts[2])
     assert_union_is_reference([one], records)
+
+
+def assignment(bootstrap: str, group: str) -> dict[str, list[int]]:
+    """``{client_id: partitions of TOPIC}`` of ``group`` as its coordinator reports it
+    (DescribeGroups), or ``{}`` while the group is not stable (rebalancing)."""
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        described = admin.describe_groups([group])[group]
+    finally:
+        admin.close()
+    if described["group_state"] != "Stable":
+        return {}
+    return {member["client_id"]: sorted(
+        partition for assigned in member["member_assignment"]["assigned_partitions"]
+        if assigned["topic"] == TOPIC for partition in assigned["partitions"])
+        for member in described["members"]}
+
+
+def wait_assignment(bootstrap: str, group: str, expected: dict[str, list[int]]) -> None:
+    wait_for(lambda: assignment(bootstrap, group) == expected, JOIN_S, f"assignment {expected}",
+             interval_s=0.5, diagnostics=lambda: f"now: {assignment(bootstrap, group)}")
+
+
+@pytest.mark.brokers("apache", reason="issue 21: twelve partitions and three agents on the "
+                     "broker users run (the two-agent handovers above run on both)")
+def test_twelve_partitions_three_agents_a_kill_and_a_return_stay_exact(
+    broker: Broker, start_agent: StartAgent
+) -> None:
+    """Three agents share twelve partitions (24 models, two per partition) four each, in the
+    contiguous ranges of the range assignor the join's sharding relies on; one is SIGKILLed
+    mid-stream, the group gives its partitions to the other two after the session timeout,
+    and its return takes them back. The union of their /metrics equals one uninterrupted
+    agent's after the kill and at the end. The long version: ``python -m benchmarks.handover
+    --partitions 12 --agents 3``."""
+    create_topics(broker.bootstrap, TOPIC, partitions=12)
+    models = [f"model-{i}" for i in range(24)]
+    records = keyed_stream(44, 250, partitions=12, models=models)
+    first, rest = records[: len(records) // 2], records[len(records) // 2:]
+    agents = {name: start_agent(name, KAFKA | {"kafka": {"topics": [TOPIC],
+                                                         "client_id": name}}, group="twelve")
+              for name in ("a", "b", "c")}
+    for agent in agents.values():
+        agent.wait_ready()
+    everyone = {"a": [0, 1, 2, 3], "b": [4, 5, 6, 7], "c": [8, 9, 10, 11]}
+    wait_assignment(broker.bootstrap, "twelve", everyone)
+
+    producing = threading.Thread(target=produce, args=(broker.bootstrap, first, 8.0))
+    producing.start()
+    try:
+        agents["b"].wait_metrics(lambda m: m.total("driftwatch_events_processed_total") > 300
+                                 and (m.get("driftwatch_checkpoint_saves_total") or 0) >= 1,
+                                 "agent b has events and a save")
+        assert producing.is_alive(), "the kill must land mid-stream"
+        agents["b"].stop(signal.SIGKILL)
+    finally:
+        producing.join(timeout=60)
+    wait_assignment(broker.bootstrap, "twelve", {"a": list(range(6)), "c": list(range(6, 12))})
+    assert_union_is_reference([agents["a"], agents["c"]], first)
+
+    agents["b"].start().wait_ready()
+    wait_assignment(broker.bootstrap, "twelve", everyone)
+    produce(broker.bootstrap, rest)
+    assert_union_is_reference(list(agents.values()), records)

@@ -30,7 +30,7 @@ from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.join_metrics import JoinCollector
 from driftwatch.io.source import Record
 from driftwatch.settings import Settings
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     JOIN_S,
     Labels,
@@ -113,7 +113,7 @@ def uninterrupted(records: list[tuple[int, bytes]]) -> Metrics:
 
 
 def test_sigkill_one_of_two_agents_of_a_joined_stream_and_the_other_takes_over_exactly(
-    broker: TansuBroker, start_agent: StartAgent
+    broker: Broker, start_agent: StartAgent
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records, labelled = joined_stream(44, 150)

@@ -23,7 +23,7 @@ from pathlib import Path
 from driftwatch.exits import EXIT_INVALID, EXIT_SAVE_FAILED
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.settings import Settings
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
 from tests.integration.crashes import (
     MONITORING,
     KillRun,
@@ -34,7 +34,7 @@ from tests.integration.helpers import JOIN_S, wait_for
 
 
 def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
-    broker: TansuBroker, tmp_path: Path
+    broker: Broker, tmp_path: Path
 ) -> None:
     run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=31, per_model=5000,
                   produce_seconds=35.0, log=print)
@@ -67,16 +67,17 @@ def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
 
 
 def test_a_failing_save_commits_nothing_and_the_agent_resumes_exactly(
-    broker: TansuBroker, tmp_path: Path
+    broker: Broker, tmp_path: Path
 ) -> None:
     run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=32, per_model=2000,
                   produce_seconds=1.0)
-    run.start_producing()
+    half = len(run.values) // 2
+    run.start_producing(slice(0, half))
     assert run._producing is not None
     run._producing.join(timeout=60)
     agent, state = run.agent, run.state_dir
-    half = len(run.values) // 2
-    # Run until a checkpoint covers part of the stream, then break the directory for real.
+    # Run until a checkpoint covers the first half of the stream, then break the directory
+    # for real, and produce the rest: saves are made (and fail) only for new records.
     agent.start()
     agent.wait_ready()
 
@@ -94,6 +95,7 @@ def test_a_failing_save_commits_nothing_and_the_agent_resumes_exactly(
     state.write_text("not a directory")
     durable = int(json.loads((aside / FILENAME).read_text())["payload"]["offsets"]
                   [f"{run.topic}:0"])
+    run.start_producing(slice(half, None))
 
     failing = agent.wait_metrics(
         lambda m: m.total("driftwatch_checkpoint_save_failures_total") >= 2,

@@ -14,8 +14,12 @@ import pytest
 
 from driftwatch.core.events import Event
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import StartAgent, event_json, produce
+
+pytestmark = pytest.mark.brokers(
+    "tansu", reason="per-model series and the model limit; the broker only carries the records"
+)
 
 WINDOW = 400
 PER_MODEL = 1200
@@ -33,7 +37,7 @@ def brute_force_auc(events: list[Event]) -> float:
 
 
 def test_models_get_separate_series_and_the_limit_holds(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     agent = start_agent("models", {
         "limits": {"max_models": 2},

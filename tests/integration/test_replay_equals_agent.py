@@ -29,7 +29,7 @@ from driftwatch.replay.run import Replay, ReplayResult, run
 from driftwatch.replay.sources import JsonLinesSource
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     JOIN_S,
     TOPIC,
@@ -94,7 +94,7 @@ def published(alarm: Alarm) -> dict[str, Any]:
 
 @pytest.mark.parametrize("only_models", [[], ["b"]], ids=["every model", "only_models"])
 def test_replay_gives_the_agent_s_alarms_and_final_metrics(
-    broker: TansuBroker, start_agent: StartAgent, tmp_path: Path, only_models: list[str]
+    broker: Broker, start_agent: StartAgent, tmp_path: Path, only_models: list[str]
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, ALARMS_TOPIC)
     records = values()

@@ -14,19 +14,21 @@ import signal
 import threading
 import time
 
+import pytest
 from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient
 
-from driftwatch.exits import EXIT_CHECKPOINT
+from driftwatch.exits import EXIT_CHECKPOINT, EXIT_INVALID
 from driftwatch.io.checkpoint import FILENAME
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     JOIN_S,
     STATE_METRICS,
     STOP_S,
     Metrics,
     StartAgent,
+    create_topics,
     event_json,
     produce,
     wait_for,
@@ -73,7 +75,7 @@ def records() -> list[bytes]:
 
 
 def test_sigterm_mid_stream_then_restart_equals_an_uninterrupted_run(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     reference = start_agent("reference", SETTINGS)
     interrupted = start_agent("interrupted", SETTINGS)
@@ -149,7 +151,7 @@ def assert_same(got: Metrics, want: Metrics) -> None:
 
 
 def test_a_second_sigint_exits_at_once(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     """The first SIGINT starts a clean stop, whose final commit waits (up to its 5 s request
     timeout) for a broker that has hung; a second SIGINT cuts it short with status 130."""
@@ -179,7 +181,7 @@ def test_a_second_sigint_exits_at_once(
 
 
 def test_an_incompatible_checkpoint_is_refused_and_left_untouched(
-    broker: TansuBroker, topic: str, start_agent: StartAgent
+    broker: Broker, topic: str, start_agent: StartAgent
 ) -> None:
     agent = start_agent("versioned")
     produce(broker.bootstrap, topic, [event_json(e) for e in generate("stationary", seed=2,
@@ -204,3 +206,28 @@ def test_an_incompatible_checkpoint_is_refused_and_left_untouched(
     assert "Traceback" not in log
     assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
     assert sorted(p.name for p in path.parent.iterdir()) == [FILENAME]
+
+
+@pytest.mark.brokers("apache", reason="Tansu 0.6 describes no topic configuration to check")
+def test_a_state_topic_that_is_not_compacted_is_refused_at_start(
+    broker: Broker, topic: str, start_agent: StartAgent
+) -> None:
+    """A state topic created by hand with the broker's default policy (delete): the agent
+    refuses to start (exit 2) with one line naming the setting, the topic and the fix,
+    before it reads or commits anything."""
+    create_topics(broker.bootstrap, "refused-state")  # the default name: <group_id>-state
+    produce(broker.bootstrap, topic, [event_json(e) for e in generate("stationary", seed=3,
+                                                                     length=10)])
+    agent = start_agent("refused", {"checkpoint": {"backend": "kafka"}}, group="refused",
+                        start=False)
+    agent.launch()
+    assert agent.wait_exit(JOIN_S) == EXIT_INVALID, agent.log()
+    log = agent.output()
+    assert "checkpoint.topic (DRIFTWATCH_CHECKPOINT__TOPIC): state topic refused-state " \
+        "exists with cleanup.policy=delete, not compact: " in log, log
+    assert "Traceback" not in log and "partitions assigned" not in log
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        assert "refused" not in {group["group_id"] for group in admin.list_groups()}
+    finally:
+        admin.close()

@@ -33,7 +33,7 @@ from kafka import KafkaProducer
 from driftwatch.core.events import Event
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
-from tests.broker import TansuBroker
+from tests.broker import Broker
 from tests.integration.helpers import (
     AgentProcess,
     Metrics,
@@ -113,7 +113,7 @@ def assert_identical_and_exact(scrapes: list[Metrics], events: list[Event]) -> N
 
 
 def test_three_whole_stream_sidecars_export_identical_values(
-    broker: TansuBroker, start_agent: StartAgent
+    broker: Broker, start_agent: StartAgent
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     overrides = SIDECAR
@@ -139,7 +139,7 @@ def test_three_whole_stream_sidecars_export_identical_values(
 
 
 def test_a_replaced_sidecar_restores_its_window_from_the_state_topic(
-    broker: TansuBroker, start_agent: StartAgent, tmp_path: Path
+    broker: Broker, start_agent: StartAgent, tmp_path: Path
 ) -> None:
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     overrides = {**SIDECAR, "checkpoint": {"backend": "auto"}}

@@ -551,7 +551,7 @@ def test_not_ready_body_names_the_reasons(agent: Agent) -> None:
     with MetricsServer(agent.registry, "127.0.0.1", 0, agent.ready,
                        not_ready_reasons=lambda: reasons) as server:
         answer = get(base(server) + "/readyz")
-        assert (answer.status, answer.text) == (503, "not ready: checkpoint, kafka")
+        assert (answer.status, answer.text) == (503, "not ready: checkpoint; kafka")
         reasons.clear()
         assert get(base(server) + "/readyz").text == "not ready"
         agent.is_ready = True

@@ -1,4 +1,4 @@
-"""KafkaSource, DeadLetter and AlarmPublisher against a real broker (Tansu, one per test).
+"""KafkaSource, DeadLetter and AlarmPublisher against real brokers (Tansu and Apache Kafka).
 
 Every wait is bounded; every server listens on 127.0.0.1. Group timing is short because
 Tansu holds a JoinGroup for up to the rebalance timeout, which kafka-python takes from
@@ -15,13 +15,15 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
 from driftwatch.io.decode import Rejected
 from driftwatch.io.offsets import TopicPartition
 from driftwatch.io.producers import AlarmPublisher, DeadLetter
 from driftwatch.io.source import KafkaSource, Record
-from tests.broker import TansuBroker, free_port
+from driftwatch.replay.kafka_range import KafkaRangeSource
+from driftwatch.replay.sources import SourceError
+from tests.broker import Broker, BrokerFactory, free_port
 
 TOPIC = "events"
 WAIT_S = 60.0
@@ -194,7 +196,7 @@ def test_source_checks_its_configuration(
 
 
 def test_poll_in_order_commit_exactly_what_is_given_and_resume_exactly_after(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     create_topic(broker.bootstrap, partitions=2)
     first = produce(broker.bootstrap, values("a", 100), partitions=2)
@@ -227,7 +229,7 @@ def test_poll_in_order_commit_exactly_what_is_given_and_resume_exactly_after(
 
 
 def test_ignore_committed_starts_unknown_partitions_from_the_beginning(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     """The group committed 0..9 of both partitions, but the caller's state covers only
     partition 0 (say its checkpoint was lost for partition 1): partition 1 is read from the
@@ -248,7 +250,7 @@ def test_ignore_committed_starts_unknown_partitions_from_the_beginning(
     assert [r.offset for r in again if r.partition == 1] == list(range(20))
 
 
-def test_on_assigned_offsets_are_seeked_to(broker: TansuBroker) -> None:
+def test_on_assigned_offsets_are_seeked_to(broker: Broker) -> None:
     create_topic(broker.bootstrap, partitions=2)
     produce(broker.bootstrap, values("a", 20), partitions=2)
     calls: list[set[TopicPartition]] = []
@@ -264,7 +266,7 @@ def test_on_assigned_offsets_are_seeked_to(broker: TansuBroker) -> None:
     assert [r.offset for r in got if r.partition == 1] == list(range(10))
 
 
-def test_a_position_past_the_end_of_the_log_is_reset(broker: TansuBroker) -> None:
+def test_a_position_past_the_end_of_the_log_is_reset(broker: Broker) -> None:
     """A checkpointed offset beyond the log's end (the log was truncated, or recreated by a
     broker that lost its memory): Kafka would answer OFFSET_OUT_OF_RANGE and the client reset
     to auto_offset_reset; Tansu 0.6 answers with no records. The source resets by itself."""
@@ -279,7 +281,7 @@ def test_a_position_past_the_end_of_the_log_is_reset(broker: TansuBroker) -> Non
     assert [r.value for r in got] == sent
 
 
-def test_on_assigned_errors_are_raised_from_poll(broker: TansuBroker) -> None:
+def test_on_assigned_errors_are_raised_from_poll(broker: Broker) -> None:
     create_topic(broker.bootstrap)
 
     def broken(partitions: set[TopicPartition]) -> None:
@@ -292,7 +294,38 @@ def test_on_assigned_errors_are_raised_from_poll(broker: TansuBroker) -> None:
         wait_until(lambda: False, source.poll, WAIT_S, "on_assigned's error", [source])
 
 
-def test_two_sources_split_partitions_without_loss_or_duplicates(broker: TansuBroker) -> None:
+@pytest.mark.brokers("apache", reason="Tansu 0.6 has no CreatePartitions, and its slow first "
+                     "join lets the leader's first assignment see the topic")
+def test_a_rebalance_the_leader_starts_completes_however_short_the_poll(
+    broker: Broker,
+) -> None:
+    """The group's leader rejoins by itself when its topics' metadata changes (here: a
+    partition added). kafka-python 3.0.12 counts that rejoin as done once the leader has
+    computed the assignment, so a poll whose timeout ends before the SyncGroup answer left
+    the join unfinished for good: no assignment, no heartbeat, never ready, a core spent
+    polling. On Apache Kafka every start takes that rejoin (the first assignment is made
+    before the subscribed topic's metadata arrives: an empty one, then the rejoin), and 2
+    of 17 starts hung with the tests' 200 ms poll. A 1 ms poll makes it certain;
+    :func:`driftwatch.io.client_quirks.finish_interrupted_joins` finishes the join."""
+    create_topic(broker.bootstrap, partitions=1)
+    config = group_config(broker.bootstrap) | {"metadata_max_age_ms": 300}
+    with KafkaSource(config, topics=[TOPIC], poll_timeout_s=0.001, probe_interval_s=0.3,
+                     request_timeout_s=5.0) as source:
+        before = produce(broker.bootstrap, values("before", 5))
+        got = poll_until([source], lambda got: len(got) >= 5)
+        assert [r.value for r in got] == before and source.assignment == {(TOPIC, 0)}
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        try:
+            admin.create_partitions({TOPIC: NewPartitions(2)})
+        finally:
+            admin.close()
+        poll_until([source], lambda got: source.ready and len(source.assignment) == 2)
+        after = produce(broker.bootstrap, values("after", 6), partitions=2)
+        got = poll_until([source], lambda got: len(got) >= 6)
+        assert sorted(r.value for r in got) == sorted(after)
+
+
+def test_two_sources_split_partitions_without_loss_or_duplicates(broker: Broker) -> None:
     create_topic(broker.bootstrap, partitions=4)
     first = produce(broker.bootstrap, values("a", 100), partitions=4)
     a = make_source(broker.bootstrap)
@@ -318,7 +351,7 @@ def test_two_sources_split_partitions_without_loss_or_duplicates(broker: TansuBr
 
 
 def test_whole_stream_sources_each_read_every_partition_and_commit_nothing(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     """Three whole-stream sources (the sidecars of a three-replica model) each get every
     partition at once, without a group join, and each read every record exactly once, in
@@ -367,7 +400,29 @@ def test_whole_stream_sources_each_read_every_partition_and_commit_nothing(
     assert committed(broker.bootstrap, "driftwatch", 3) == {0: -1, 1: -1, 2: -1}
 
 
-def test_lag_is_end_offset_minus_position(broker: TansuBroker) -> None:
+@pytest.mark.brokers("apache", reason="Tansu never creates a topic by itself")
+def test_a_source_does_not_create_the_topic_it_reads(broker_factory: BrokerFactory) -> None:
+    """Apache Kafka's default (auto.create.topics.enable) creates a topic on any metadata
+    request that names it: a source (or a replay of a range) of a topic not created yet, or
+    misspelt, must not create it with the broker's default partition count."""
+    broker = broker_factory(server_properties={"auto.create.topics.enable": "true"})
+    with make_source(broker.bootstrap, pattern=None) as source:
+        for _ in range(10):
+            assert source.poll() == []
+        assert not source.ready
+    with pytest.raises(SourceError, match="no such topic"):
+        list(KafkaRangeSource(TOPIC, {"bootstrap_servers": broker.bootstrap}))
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        assert TOPIC not in admin.list_topics()
+        # The broker does create topics: a producer (allowed to) makes one.
+        produce(broker.bootstrap, values("a", 1), topic="created-by-a-producer")
+        assert "created-by-a-producer" in admin.list_topics()
+    finally:
+        admin.close()
+
+
+def test_lag_is_end_offset_minus_position(broker: Broker) -> None:
     create_topic(broker.bootstrap)
     produce(broker.bootstrap, values("a", 30))
     # Subscribed by pattern, to cover that path as well.
@@ -387,7 +442,7 @@ def test_lag_is_end_offset_minus_position(broker: TansuBroker) -> None:
         assert source.lag() == {(TOPIC, 0): 5}
 
 
-def test_lag_follows_consumption_between_probes(broker: TansuBroker) -> None:
+def test_lag_follows_consumption_between_probes(broker: Broker) -> None:
     """Each poll that returns records updates their partition's lag from the fetch's high
     watermark, with no probe: the lag falls as a backlog is consumed and is 0 once it is,
     where it used to show the last probe's value for up to ``probe_interval_s``."""
@@ -403,13 +458,15 @@ def test_lag_follows_consumption_between_probes(broker: TansuBroker) -> None:
         assert source.lag(refresh=False) == {(TOPIC, 0): 0}
 
 
-def test_broker_loss_and_return(broker: TansuBroker) -> None:
+def test_broker_loss_and_return(broker: Broker) -> None:
     """Poll keeps returning while the broker is gone; ``ready`` follows it down and back up.
 
-    Tansu keeps everything in memory: the restarted broker is empty (no topic, no group, no
-    committed offset). So this cannot show that records stored in the broker survive an
-    outage; it shows that none of ours is lost around one: everything produced before the
-    outage was consumed and committed first, and everything produced after it arrives.
+    Either way none of ours is lost around the outage: everything produced before it was
+    consumed and committed first, and everything produced after it arrives, once. Tansu keeps
+    everything in memory: its restarted broker is empty (no topic, no group, no committed
+    offset), so the topic is created again and the consumer must rejoin by itself. Apache
+    Kafka keeps its log on disk: there the records from before the outage are still stored
+    after it, and the consumer resumes at its position.
     """
     create_topic(broker.bootstrap)
     before = produce(broker.bootstrap, values("before", 20))
@@ -443,22 +500,37 @@ def test_broker_loss_and_return(broker: TansuBroker) -> None:
             poll_during_outage()
         assert not source.ready and outage_polls >= 5
 
-        broker.start()  # same port; an empty broker
-        create_topic(broker.bootstrap)
-        joins = len(assignments)
-        # The restarted broker does not know the member: the consumer rejoins by itself.
-        # Produce only after that, or the old fetch position (20) would apply to the new log.
-        wait_until(lambda: source.ready and len(assignments) > joins, source.poll, WAIT_S,
-                   "a new assignment from the restarted broker", [source])
+        broker.start()  # same port
+        if broker.persistent:
+            wait_until(lambda: source.ready, source.poll, WAIT_S, "ready again", [source])
+        else:  # an empty broker
+            create_topic(broker.bootstrap)
+            joins = len(assignments)
+            # The restarted broker does not know the member: the consumer rejoins by itself.
+            # Produce only after that, or the old position (20) would apply to the new log.
+            wait_until(lambda: source.ready and len(assignments) > joins, source.poll, WAIT_S,
+                       "a new assignment from the restarted broker", [source])
         after = produce(broker.bootstrap, values("after", 20))
         got = poll_until([source], lambda got: len(got) >= 20)
         time.sleep(0.5)
         got += source.poll()
     assert [r.value for r in got] == after
     assert source.reconnects >= 1
+    if broker.persistent:  # the outage lost nothing the broker had stored
+        consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False,
+                                 auto_offset_reset="earliest")
+        try:
+            consumer.assign([KafkaTopicPartition(TOPIC, 0)])
+            stored: list[bytes] = []
+            deadline = time.monotonic() + WAIT_S
+            while len(stored) < 40 and time.monotonic() < deadline:
+                stored += [r.value for b in consumer.poll(timeout_ms=200).values() for r in b]
+        finally:
+            consumer.close()
+        assert stored == before + after
 
 
-def test_broker_absent_at_start_then_appears(broker_factory: Callable[..., TansuBroker]) -> None:
+def test_broker_absent_at_start_then_appears(broker_factory: BrokerFactory) -> None:
     broker = broker_factory(start=False)
     source = make_source(broker.bootstrap, request_timeout_s=0.3)
     try:
@@ -489,7 +561,7 @@ def test_broker_absent_at_start_then_appears(broker_factory: Callable[..., Tansu
         source.close()
 
 
-def test_dead_letter_and_alarms_arrive_with_their_metadata(broker: TansuBroker) -> None:
+def test_dead_letter_and_alarms_arrive_with_their_metadata(broker: Broker) -> None:
     create_topic(broker.bootstrap, "dead")
     create_topic(broker.bootstrap, "alarms")
     producer_config = {"bootstrap_servers": broker.bootstrap}

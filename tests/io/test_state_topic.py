@@ -1,4 +1,4 @@
-"""The state topic against a real broker (Tansu, one per test): saves, restores, chunks, and
+"""The state topic against a real broker (Tansu and Apache Kafka): saves, restores, chunks, and
 exactness when a save is cut short at every possible record.
 
 The "agent" here is the pure part: :class:`~driftwatch.core.monitor.Monitor` objects fed
@@ -9,6 +9,7 @@ the reference is the same monitors fed every event exactly once.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from typing import Any
 
@@ -18,9 +19,11 @@ from kafka import TopicPartition as KafkaTopicPartition
 
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.io.checkpoint import CheckpointSettingError
 from driftwatch.io.partition_states import PartitionStates
 from driftwatch.io.state_topic import StateSaveError, StateTopicStore, StateTopicUnavailable
-from tests.broker import TansuBroker, free_port
+from tests.broker import Broker, free_port
+from tests.integration.helpers import create_topics
 
 CONFIG = MonitorConfig(window_size=50)
 P0, P1 = ("events", 0), ("events", 1)
@@ -86,13 +89,13 @@ def reference(records: Stream) -> dict[str, str]:
     return states_of(monitors)
 
 
-def store_for(broker: TansuBroker, topic: str = "state", **kwargs: Any) -> StateTopicStore:
+def store_for(broker: Broker, topic: str = "state", **kwargs: Any) -> StateTopicStore:
     return StateTopicStore({"bootstrap_servers": broker.bootstrap}, topic,
                            request_timeout_s=5.0, **kwargs)
 
 
 def test_the_topic_is_created_once_and_a_save_restores_per_partition(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     models = {"a": [P0], "b": [P0], "c": [P1]}
     records = stream(1, 400, models)
@@ -116,12 +119,56 @@ def test_the_topic_is_created_once_and_a_save_restores_per_partition(
         assert store.load({("events", 7)}).monitors == {}  # never saved: nothing
     finally:
         store.close()
-    # Tansu 0.6 answers DescribeConfigs with no entries (and drops the connection when asked
-    # for one key), so the broker cannot confirm cleanup.policy here; ensure_topic passes
-    # TOPIC_CONFIG, and a real Kafka shows it with kafka-configs --describe.
+    # That the topic is created compacted is checked where the broker can show it (Apache
+    # Kafka): tests/io/test_state_topic_compaction.py.
 
 
-def test_a_save_cut_short_after_any_record_restores_exactly(broker: TansuBroker) -> None:
+def test_an_existing_topic_not_compacted_is_refused_where_the_broker_describes_it(
+    broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A state topic made by hand with the broker's default policy (delete) would keep every
+    save and delete states with age. Apache Kafka describes its cleanup.policy and the store
+    refuses it, naming the setting and the fix; Tansu 0.6 describes no configuration, so
+    there the topic is used unchecked, and the log says so."""
+    create_topics(broker.bootstrap, "by-hand", partitions=1)
+    store = store_for(broker, "by-hand")
+    try:
+        if broker.kind == "apache":
+            with pytest.raises(CheckpointSettingError, match=(
+                    r"^state topic by-hand exists with cleanup\.policy=delete, not compact: .*"
+                    r"--entity-name by-hand --add-config cleanup\.policy=compact")) as refused:
+                store.ensure_topic()
+            assert refused.value.key == ("checkpoint", "topic")
+            with pytest.raises(CheckpointSettingError):
+                store.save(Owner().payload())  # nor is a save written to it
+            assert consume_all(broker, "by-hand") == []
+        else:
+            with caplog.at_level(logging.INFO, logger="driftwatch.io"):
+                assert store.ensure_topic() is False
+            assert "state topic by-hand: the broker describes no configuration for it; its " \
+                "cleanup.policy is not checked" in caplog.text
+    finally:
+        store.close()
+
+
+def consume_all(broker: Broker, topic: str) -> list[Any]:
+    """Every record of partition 0 of ``topic``, read without a group."""
+    consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+                             enable_auto_commit=False)
+    try:
+        tp = KafkaTopicPartition(topic, 0)
+        consumer.assign([tp])
+        end = consumer.end_offsets([tp])[tp]
+        records: list[Any] = []
+        while consumer.position(tp) < end:
+            for batch in consumer.poll(timeout_ms=500).values():
+                records.extend(batch)
+        return records
+    finally:
+        consumer.close()
+
+
+def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker) -> None:
     """A crash can stop a save after any of its records: every prefix must restore to
     monitors that, fed the rest of the log, equal monitors that saw every event once."""
     models = {"a": [P0], "b": [P0], "c": [P1], "d": [P1]}
@@ -158,7 +205,7 @@ def test_a_save_cut_short_after_any_record_restores_exactly(broker: TansuBroker)
 
 
 def test_a_state_over_the_record_bound_is_chunked_and_replaced_chunks_deleted(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     records = stream(3, 300, {"big": [P0]})
     store = store_for(broker, "chunks", max_record_bytes=1024)
@@ -190,7 +237,7 @@ def test_a_state_over_the_record_bound_is_chunked_and_replaced_chunks_deleted(
 
 
 def test_a_model_on_two_partitions_is_counted_and_exact_for_one_owner(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     records = stream(4, 300, {"spread": [P0, P1], "kept": [P0]})
     store = store_for(broker, "split")
@@ -213,7 +260,7 @@ def test_a_model_on_two_partitions_is_counted_and_exact_for_one_owner(
 
 
 def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     """A member that lost its partitions without noticing (a zombie) may still write part of
     a save after the new owner's: its record is older than the new owner's meta record, and
@@ -249,7 +296,7 @@ def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
 
 
 def test_whole_stream_writers_with_different_homes_restore_the_most_advanced(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     """Whole-stream sidecars all save every partition under the same keys; a model whose
     events arrive on two partitions may be homed differently by each (the partition its

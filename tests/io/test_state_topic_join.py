@@ -24,14 +24,14 @@ from driftwatch.io.offsets import TopicPartition
 from driftwatch.io.source import Record
 from driftwatch.io.state_topic import StateTopicStore
 from driftwatch.settings import Settings
-from tests.broker import TansuBroker
+from tests.broker import Broker
 
 HOMES = {"a": 0, "b": 0, "c": 1, "d": 1}
 """Model → partition: records are keyed by model, so a model's predictions and labels land
 on partitions of the same number (co-partitioned)."""
 
 
-def settings(broker: TansuBroker, topic: str, *, one_topic: bool, join: bool = True,
+def settings(broker: Broker, topic: str, *, one_topic: bool, join: bool = True,
              bounds: dict[str, Any] | None = None) -> Settings:
     values: dict[str, Any] = {
         "kafka": {"bootstrap_servers": [broker.bootstrap],
@@ -122,7 +122,7 @@ def save(agent: Agent) -> None:
     store.save(agent._payload(dict(agent._positions)))
 
 
-def cut_saves(broker: TansuBroker, name: str, config: Any, records: list[Record],
+def cut_saves(broker: Broker, name: str, config: Any, records: list[Record],
               replay: list[Record] | None = None) -> int:
     """Save after the first third, feed the second, then for every prefix of the second
     save's records: restore into a new agent, feed the whole log (``replay``: in another
@@ -178,7 +178,7 @@ def counts(agent: Agent) -> dict[str, Any]:
 
 @pytest.mark.parametrize("one_topic", [True, False], ids=["one-topic", "two-topics"])
 def test_a_save_cut_short_after_any_record_restores_the_join_exactly(
-    broker: TansuBroker, one_topic: bool,
+    broker: Broker, one_topic: bool,
 ) -> None:
     def config(topic: str) -> Settings:
         return settings(broker, topic, one_topic=one_topic)
@@ -196,7 +196,7 @@ def test_a_save_cut_short_after_any_record_restores_the_join_exactly(
 
 
 def test_a_restore_replayed_in_another_interleaving_loses_and_doubles_nothing(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     """Two topics interleave differently when read again, so a pair may be completed by its
     other half in the replay: it must still be taken exactly once."""
@@ -219,7 +219,7 @@ def test_a_restore_replayed_in_another_interleaving_loses_and_doubles_nothing(
 
 
 def test_comparisons_are_saved_with_their_model_and_restored_exactly(
-    broker: TansuBroker,
+    broker: Broker,
 ) -> None:
     def config(topic: str) -> Settings:
         return settings(broker, topic, one_topic=True, join=False)

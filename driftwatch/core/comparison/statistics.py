@@ -43,6 +43,7 @@ from driftwatch.core.comparison.distributions import (
     normal_two_sided_p,
     signed_rank_exact_p,
 )
+from driftwatch.core.equality import nan_equal
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -226,7 +227,8 @@ def delong(y_true: object, champion: object, challenger: object) -> DeLongResult
 # McNemar and κ on crisp predictions
 
 
-@dataclass(frozen=True, slots=True)
+@nan_equal  # NaN fields compare equal on every Python (driftwatch.core.equality)
+@dataclass(frozen=True, slots=True, eq=False)
 class McNemarResult:
     """McNemar's test on the events exactly one of the two models gets right.
 
@@ -276,7 +278,8 @@ def mcnemar_from_counts(
     return McNemarResult(c, b, statistic, chi2_1_sf(statistic), "chi2", signed)
 
 
-@dataclass(frozen=True, slots=True)
+@nan_equal  # NaN fields compare equal on every Python (driftwatch.core.equality)
+@dataclass(frozen=True, slots=True, eq=False)
 class CrispComparison:
     """The two models' crisp predictions compared on the same events.
 

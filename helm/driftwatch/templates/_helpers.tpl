@@ -60,12 +60,17 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/*
+The agent's image. No public image exists (the repository's Dockerfile builds it), so
+image.repository has no default and an install without it stops here, saying how to get one.
+*/}}
 {{- define "driftwatch.image" -}}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion }}
+{{- $repository := required (printf "image.repository is required: driftwatch publishes no image. Build one from the repository's Dockerfile and push it to a registry your cluster pulls from, then name it: docker build -t REGISTRY/driftwatch-agent:%s . && docker push REGISTRY/driftwatch-agent:%s && helm install ... --set image.repository=REGISTRY/driftwatch-agent (docs/kubernetes.md, Image)" $tag $tag) .Values.image.repository }}
 {{- if .Values.image.digest }}
-{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest }}
+{{- printf "%s:%s@%s" $repository $tag .Values.image.digest }}
 {{- else }}
-{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- printf "%s:%s" $repository $tag }}
 {{- end }}
 {{- end }}
 

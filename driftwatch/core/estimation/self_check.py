@@ -1,0 +1,351 @@
+"""The estimate checks itself: realized minus estimated, per block of labelled predictions.
+
+An estimate from scores is only as good as the calibration p(s) it assumes. A *concept*
+change, where the scores stay as they were but the labels they stand for change (P(y | s)
+moves), is invisible to it: the estimated AUC stays put while the realized one falls. Once
+the labels of estimated predictions arrive, the two can be compared, and
+:class:`CalibrationCheck` turns that comparison into independent z-scores a CUSUM can watch
+(:class:`~driftwatch.core.detectors.cusum.Cusum`, whose threshold follows from a target
+in-control run length).
+
+**Blocks close on expected information.** Labelled predictions are collected, in the order
+their labels arrive, into non-overlapping blocks; a block closes once its *expected*
+positives Σp and negatives Σ(1 − p) both reach ``min_expected``. The boundary depends on the
+scores only, never on the labels, so given a block's scores its labels are independent
+Bernoulli(pᵢ) draws and everything :mod:`~driftwatch.core.estimation.expected` derives holds
+exactly for it (a block that closed on its realized counts would end on a label of the rarer
+class, which biases what it measures). Blocks share no prediction, so their z-scores are
+independent while the calibration holds.
+
+**Per block**, each measure of :data:`CHECKED_MEASURES` gets a z-score of its realized value
+against its distribution given the block's scores and probabilities:
+
+- ``prevalence``: the number of positive labels against its Poisson-binomial distribution
+  (calibration in the large);
+- ``false_negative_rate``, ``false_positive_rate``: FN/P and FP/N against their exact
+  distribution, FN and TP (FP and TN) being independent Poisson-binomial counts over the
+  predictions of each side; the pmfs are exact (:func:`poisson_binomial_pmf`) and every
+  outcome's rate is compared with the realized one by cross-multiplied integers;
+
+  those three by the mid-p transform z = Φ⁻¹(P(X < x) + ½·P(X = x)), close to N(0, 1) for
+  discrete counts and never heavier-tailed (Lancaster 1961);
+- ``auc``: (realized − estimate − bias)/SE on the arcsine-square-root scale
+  (:mod:`~driftwatch.core.estimation.expected` gives the estimate, its second-order bias and
+  its standard error), which makes the skewed distribution of a small block's AUC
+  symmetric (skewness −0.48 → 0.07 at 20 + 20 expected, as the labelled block watches'
+  transform does for theirs).
+
+Signs are "realized minus estimated": a negative AUC z, or a positive error-rate z, means the
+model does worse than its scores promise. Under calibration the z-scores are close to
+N(0, 1) (``benchmarks/estimate.py`` measures their moments and a CUSUM's false alarms on
+them); a z is NaN when the block's realized value is undefined (a block without a positive
+or without a negative label, rare once ``min_expected`` is 20).
+
+The reference is the estimate itself, not earlier blocks: nothing has to be learned before
+the first block is scored, and the check does not adapt to a change (a drifted calibration
+keeps giving large z-scores until it is refitted).
+
+References:
+    D. M. Hawkins (1987). Self-starting CUSUM charts for location and scale.
+    *The Statistician* 36, 299–316 (:class:`SelfStarting`).
+    H. O. Lancaster (1961). Significance tests in discrete distributions. *JASA* 56,
+    223–234 (the mid-p value).
+    Y. Hong (2013). On computing the distribution function for the Poisson binomial
+    distribution. *Computational Statistics & Data Analysis* 59, 41–51 (the DFT of the
+    characteristic function).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from driftwatch.core.blocks import BLOCK_LIMIT, delong
+from driftwatch.core.estimation.expected import (
+    Estimate,
+    FloatArray,
+    expected_auc,
+    expected_confusion,
+)
+from driftwatch.core.estimation.window import SCALE, weight
+from driftwatch.core.events import check_label, check_score
+from driftwatch.core.sequential import normal_quantile
+from driftwatch.core.state import check_state
+
+CHECKED_MEASURES: tuple[str, ...] = ("prevalence", "auc", "false_negative_rate",
+                                     "false_positive_rate")
+"""The measures :class:`CalibrationCheck` scores per block, in its order."""
+
+DEFAULT_MIN_EXPECTED = 20
+"""A check block closes once it expects 20 positives and 20 negatives: the labelled block
+watches' ``block_min_class``, so the two see blocks of the same information."""
+
+STATE_VERSION = 1
+_STATE_KEYS = frozenset({"version", "block", "blocks"})
+_P_LIMIT = 1e-15  # mid-p values are clamped to [1e-15, 1 − 1e-15]: |z| ≤ 7.9
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedMeasure:
+    """One measure of one check block: what the labels gave, what the scores promised."""
+
+    name: str
+    realized: float
+    estimate: Estimate
+    z: float
+
+
+@dataclass(frozen=True, slots=True)
+class CheckBlock:
+    """A closed check block: its size, realized and expected positives, and the measures."""
+
+    events: int
+    positives: int
+    expected_positives: float
+    measures: tuple[CheckedMeasure, ...]
+
+    def z(self, name: str) -> float:
+        """The z-score of a measure of :data:`CHECKED_MEASURES`."""
+        for measure in self.measures:
+            if measure.name == name:
+                return measure.z
+        raise ValueError(f"name must be one of {', '.join(CHECKED_MEASURES)}; got {name!r}")
+
+
+def _z(realized: float, estimate: Estimate) -> float:
+    """(realized − expected)/SE on the arcsine-square-root scale (module docstring)."""
+    expected = estimate.value + estimate.bias
+    spread = expected * (1.0 - expected)
+    if not estimate.standard_error > 0.0 or not spread > 0.0 or math.isnan(realized):
+        return math.nan
+    scale = 2.0 * math.sqrt(spread) / estimate.standard_error
+    return (math.asin(math.sqrt(realized)) - math.asin(math.sqrt(expected))) * scale
+
+
+def poisson_binomial_pmf(probabilities: FloatArray) -> FloatArray:
+    """P(X = x) for x = 0..n, X the number of successes of n independent Bernoulli trials
+    with these probabilities, by the discrete Fourier transform of its characteristic
+    function (Hong 2013): the pmf's DFT at frequency l is Πᵢ (1 − pᵢ + pᵢ·e^(−2πil/(n+1))),
+    one product over an n × (n/2 + 1) array, and an inverse real FFT gives the pmf.
+    O(n²) arithmetic in a handful of numpy calls, which for the few hundred predictions of
+    a check block costs less than n calls of the one-trial-at-a-time recursion; rounding
+    leaves errors near 10⁻¹⁶, far below the mid-p values' clamp."""
+    n = probabilities.size
+    size = n + 1
+    phases = np.exp(-2j * np.pi * np.arange(size // 2 + 1) / size)
+    spectrum = (1.0 - probabilities[:, None] + probabilities[:, None] * phases).prod(axis=0)
+    return np.clip(np.fft.irfft(spectrum, n=size), 0.0, None)
+
+
+def _probit(u: float) -> float:
+    return normal_quantile(min(max(u, _P_LIMIT), 1.0 - _P_LIMIT))
+
+
+def count_z(pmf: FloatArray, count: int) -> float:
+    """The mid-p z of an observed ``count`` under ``pmf``: Φ⁻¹(P(X < count) +
+    ½·P(X = count)), close to N(0, 1) for discrete counts and never heavier-tailed."""
+    return _probit(float(pmf[:count].sum()) + 0.5 * float(pmf[count]))
+
+
+def ratio_z(missed: FloatArray, hit: FloatArray, misses: int, hits: int) -> float:
+    """The mid-p z of the realized rate misses/(misses + hits), where the misses and the
+    hits are independent counts with these pmfs (FN and TP, both Poisson-binomial over the
+    predictions of each side, for the false-negative rate). Exact: every (misses, hits)
+    outcome is weighed, rates compared by cross-multiplied integers, the outcome with no
+    event of the class left out (the rate is undefined there). O(n₀·n₁)."""
+    total = misses + hits
+    if total == 0:
+        return math.nan
+    a = np.arange(missed.size)[:, None]
+    b = np.arange(hit.size)[None, :]
+    joint = np.outer(missed, hit)
+    joint[0, 0] = 0.0
+    lhs, rhs = a * total, misses * (a + b)  # rate < realized ⇔ a·total < misses·(a + b)
+    defined = float(joint.sum())
+    if not defined > 0.0:
+        return math.nan
+    below = float(joint[lhs < rhs].sum())
+    tied = float(joint[lhs == rhs].sum())
+    return _probit((below + 0.5 * tied) / defined)
+
+
+def check_block(y_true: list[int], y_score: list[float], probabilities: list[float],
+                y_pred: list[int]) -> CheckBlock:
+    """Score one block of labelled predictions (module docstring). O(n log n) for the AUC,
+    O(n²) arithmetic in few numpy calls for the counts' exact distributions and O(n₀·n₁) for
+    the rates'."""
+    n = len(y_true)
+    labels = np.array(y_true, dtype=bool)
+    p = np.array(probabilities, dtype=float)
+    predicted = np.array(y_pred, dtype=bool)
+    positives = int(labels.sum())
+    negatives = n - positives
+    fn = int((labels & ~predicted).sum())
+    fp = int((~labels & predicted).sum())
+    expected_positives = float(p.sum())
+    confusion = expected_confusion(p, predicted)
+    scores = np.array(y_score, dtype=float)
+    auc = expected_auc(scores, p)
+    realized_auc = (delong(scores[labels].tolist(), scores[~labels].tolist())[0]
+                    if positives and negatives else math.nan)
+    # The positives among the predicted-0 (FN) and the predicted-1 (TP); the negatives
+    # among them (TN, FP) are the same counts read backwards.
+    false_negatives = poisson_binomial_pmf(p[~predicted])
+    true_positives = poisson_binomial_pmf(p[predicted])
+    checked = (
+        CheckedMeasure("prevalence", positives / n,
+                       Estimate(expected_positives / n,
+                                math.sqrt(float((p * (1.0 - p)).sum())) / n, 0.0),
+                       count_z(np.convolve(false_negatives, true_positives), positives)),
+        CheckedMeasure("auc", realized_auc, auc, _z(realized_auc, auc)),
+        CheckedMeasure("false_negative_rate", fn / positives if positives else math.nan,
+                       confusion.false_negative_rate,
+                       ratio_z(false_negatives, true_positives, fn, positives - fn)),
+        CheckedMeasure("false_positive_rate", fp / negatives if negatives else math.nan,
+                       confusion.false_positive_rate,
+                       ratio_z(true_positives[::-1], false_negatives[::-1], fp, negatives - fp)),
+    )
+    return CheckBlock(n, positives, expected_positives, checked)
+
+
+class CalibrationCheck:
+    """Collects labelled predictions into check blocks and scores each (module docstring).
+
+    Parameters:
+        min_expected: a block closes once Σp and Σ(1 − p) both reach it (≥ 2).
+        threshold: the crisp prediction of a prediction without one is
+            ``y_score >= threshold``.
+
+    Cost: O(1) per labelled prediction, plus O(b log b) when a block of b closes. Memory:
+    the open block (at most :data:`~driftwatch.core.blocks.BLOCK_LIMIT` predictions; a
+    block that reaches it without closing, because the probabilities are all near 0 or all
+    near 1, is dropped).
+    """
+
+    __slots__ = ("_block", "_blocks", "_expected", "min_expected", "threshold")
+
+    def __init__(self, min_expected: int = DEFAULT_MIN_EXPECTED, threshold: float = 0.5) -> None:
+        if isinstance(min_expected, bool) or not isinstance(min_expected, int) \
+                or min_expected < 2:
+            raise ValueError(f"min_expected must be an integer ≥ 2, got {min_expected!r}")
+        self.min_expected = min_expected
+        self.threshold = check_score(threshold, "threshold")
+        self._block: list[tuple[int, float, float, int]] = []
+        self._expected = [0, 0]  # Σw and Σ(SCALE − w) of the open block, exact
+        self._blocks = 0
+
+    @property
+    def blocks(self) -> int:
+        """Check blocks closed so far."""
+        return self._blocks
+
+    def __len__(self) -> int:
+        return len(self._block)
+
+    def update(self, y_true: int, y_score: float, probability: float,
+               y_pred: int | None = None) -> CheckBlock | None:
+        """Add one labelled prediction (``probability``: its calibrated probability, as
+        estimated); the closed block at the prediction that completes one, else None. A bad
+        argument is a ``ValueError`` naming it, and nothing changes."""
+        label = y_true if type(y_true) is int and 0 <= y_true <= 1 \
+            else check_label(y_true, "y_true")
+        score = y_score if type(y_score) is float and y_score - y_score == 0.0 \
+            else check_score(y_score, "y_score")
+        w = weight(probability)
+        if y_pred is None:
+            pred = 1 if score >= self.threshold else 0
+        else:
+            pred = check_label(y_pred, "y_pred")
+        self._block.append((label, score, w / SCALE, pred))
+        expected = self._expected
+        expected[0] += w
+        expected[1] += SCALE - w
+        goal = self.min_expected * SCALE
+        if expected[0] >= goal and expected[1] >= goal:
+            block = self._block
+            self._clear()
+            self._blocks += 1
+            return check_block(*(list(column) for column in zip(*block, strict=True)))
+        if len(self._block) >= BLOCK_LIMIT:
+            self._clear()
+        return None
+
+    def _clear(self) -> None:
+        self._block = []
+        self._expected = [0, 0]
+
+    def export_state(self) -> dict[str, Any]:
+        return {"version": STATE_VERSION, "block": [list(e) for e in self._block],
+                "blocks": self._blocks}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Continue from :meth:`export_state` (this check's parameters kept); a state this
+        version cannot read is a ``ValueError`` naming the problem, and nothing changes."""
+        state = check_state(state, _STATE_KEYS, STATE_VERSION)
+        fresh = CalibrationCheck(self.min_expected, self.threshold)
+        try:
+            for label, score, probability, pred in state["block"]:
+                fresh.update(label, score, probability, pred)
+            blocks = int(state["blocks"])
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"state {error}") from error
+        if fresh._blocks:
+            raise ValueError("state block holds a closed block")
+        self._block, self._expected, self._blocks = fresh._block, fresh._expected, blocks
+
+
+class SelfStarting:
+    """Recursive residuals of a stream of z-scores: each one against the mean of those
+    before it, for a check whose estimate may be off by a constant.
+
+    A calibration fitted on N labels is off by its own sampling error, the same for every
+    later block, so the check's z-scores are N(δ, 1) with an unknown δ and a CUSUM on them
+    alarms too often (``benchmarks/estimate.py``: up to 5× its target with 2 000 fitting
+    labels at 1:15). For z₁, z₂, … independent N(δ, 1), the recursive residuals
+    rₙ = (zₙ − z̄ₙ₋₁)/√(1 + 1/(n − 1)) are independent N(0, 1) whatever δ is (Hawkins 1987),
+    so a CUSUM on them keeps its target; they answer "has the calibration *changed* since
+    these blocks?", where the z-scores answer "is it right?", and they need ``warmup``
+    blocks first (no residual before). :meth:`reset` starts over, as after an alarm.
+
+    >>> starting = SelfStarting(warmup=2)
+    >>> [starting.update(z) for z in (1.0, 1.2)]  # learning the level, 1.1
+    [None, None]
+    >>> round(starting.update(0.8), 4)  # (0.8 − 1.1)/√(1 + 1/2)
+    -0.2449
+    """
+
+    __slots__ = ("_count", "_sum", "warmup")
+
+    def __init__(self, warmup: int = 5) -> None:
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+            raise ValueError(f"warmup must be an integer ≥ 1, got {warmup!r}")
+        self.warmup = warmup
+        self.reset()
+
+    def reset(self) -> None:
+        self._count = 0
+        self._sum = 0.0
+
+    def update(self, z: float) -> float | None:
+        """The residual of ``z`` (None during the warm-up, or for a NaN z, which is
+        skipped)."""
+        if math.isnan(z):
+            return None
+        residual = None
+        if self._count >= self.warmup:
+            n = self._count
+            residual = (z - self._sum / n) / math.sqrt(1.0 + 1.0 / n)
+        self._count += 1
+        self._sum += z
+        return residual
+
+    def export_state(self) -> list[float]:
+        return [self._count, self._sum]
+
+    def restore(self, state: Sequence[float]) -> None:
+        count, total = state
+        self._count, self._sum = int(count), float(total)

@@ -1,0 +1,187 @@
+"""The self-check: exact null distributions, N(0, 1) z-scores under calibration, and a
+concept change the estimate cannot see."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from driftwatch.core.detectors import Cusum, DetectorState
+from driftwatch.core.estimation.self_check import (
+    CHECKED_MEASURES,
+    CalibrationCheck,
+    SelfStarting,
+    count_z,
+    poisson_binomial_pmf,
+    ratio_z,
+)
+from driftwatch.core.sequential import normal_quantile
+
+small = st.lists(st.tuples(st.integers(1, 15).map(lambda k: k / 16), st.integers(0, 1)),
+                 min_size=1, max_size=7)
+
+
+def outcomes(p: list[float]):  # type: ignore[no-untyped-def]
+    for labels in itertools.product((0, 1), repeat=len(p)):
+        weight = Fraction(1)
+        for y, pi in zip(labels, p, strict=True):
+            weight *= Fraction(pi) if y else 1 - Fraction(pi)
+        yield labels, weight
+
+
+def midp(distribution: list[tuple[Fraction, Fraction]], observed: Fraction) -> float:
+    total = sum(w for _, w in distribution)
+    below = sum(w for v, w in distribution if v < observed)
+    tied = sum(w for v, w in distribution if v == observed)
+    u = float((below + tied / 2) / total)
+    return normal_quantile(min(max(u, 1e-15), 1 - 1e-15))
+
+
+@given(small, st.data())
+def test_count_and_rate_z_equal_the_enumerated_mid_p(events: list[tuple[float, int]],
+                                                     data: st.DataObject) -> None:
+    p = [q for q, _ in events]
+    predicted = [y for _, y in events]
+    labels = data.draw(st.lists(st.integers(0, 1), min_size=len(p), max_size=len(p)))
+    positives = sum(labels)
+    counts = [(Fraction(sum(y)), w) for y, w in outcomes(p)]
+    pmf = poisson_binomial_pmf(np.array(p))
+    assert pmf == pytest.approx([float(sum(w for v, w in counts if v == k))
+                                 for k in range(len(p) + 1)], abs=1e-15)
+    assert count_z(pmf, positives) == pytest.approx(midp(counts, Fraction(positives)))
+    # False-negative rate: misses are positives predicted 0, over the vectors with P > 0.
+    fn = sum(1 for y, yhat in zip(labels, predicted, strict=True) if y and not yhat)
+    rates = [(Fraction(sum(1 for a, b in zip(y, predicted, strict=True) if a and not b),
+                       sum(y)), w) for y, w in outcomes(p) if sum(y)]
+    missed = np.array([q for q, yhat in zip(p, predicted, strict=True) if not yhat])
+    hit = np.array([q for q, yhat in zip(p, predicted, strict=True) if yhat])
+    got = ratio_z(poisson_binomial_pmf(missed), poisson_binomial_pmf(hit), fn, positives - fn)
+    if positives == 0:
+        assert math.isnan(got)
+    else:
+        assert got == pytest.approx(midp(rates, Fraction(fn, positives)))
+
+
+def test_blocks_close_on_expected_counts_whatever_the_labels() -> None:
+    # Probabilities 0.25: a block expects 2 positives and 2 negatives after 8 predictions
+    # (Σp = 2, Σq = 6), whichever labels come.
+    for labels in ([0] * 8, [1] * 8, [1, 0] * 4):
+        check = CalibrationCheck(min_expected=2)
+        closed = [check.update(y, 0.5, 0.25) for y in labels]
+        assert [c is not None for c in closed] == [False] * 7 + [True]
+        block = closed[-1]
+        assert block is not None and block.events == 8 and block.expected_positives == 2.0
+        assert block.positives == sum(labels)
+    assert len(check) == 0 and check.blocks == 1
+
+
+def stream_blocks(rng: np.random.Generator, events: int, intercept: float,
+                  flip: tuple[float, float] | None = None) -> list[list[float]]:
+    """Check blocks of calibrated scores σ(intercept + 1.5·x); with ``flip``, the labels of
+    scores in that band are flipped (a concept change the scores do not show)."""
+    check = CalibrationCheck()
+    x = rng.normal(size=events)
+    p = 1.0 / (1.0 + np.exp(-(intercept + 1.5 * x)))
+    y = rng.random(events) < p
+    if flip is not None:
+        band = (p >= flip[0]) & (p < flip[1])
+        y[band] = ~y[band]
+    blocks = []
+    for yi, pi in zip(y.tolist(), p.tolist(), strict=True):
+        block = check.update(int(yi), pi, pi)
+        if block is not None:
+            blocks.append([block.z(name) for name in CHECKED_MEASURES])
+    return blocks
+
+
+@pytest.mark.parametrize("intercept", [-1.4, -3.3])  # about 1:4 and 1:15
+def test_z_scores_are_standard_normal_under_calibration(intercept: float) -> None:
+    rng = np.random.default_rng(40)
+    z = np.array(stream_blocks(rng, 120_000 if intercept < -2 else 40_000, intercept))
+    assert len(z) > 250
+    for column, name in enumerate(CHECKED_MEASURES):
+        values = z[:, column][~np.isnan(z[:, column])]
+        assert abs(values.mean()) < 0.15, name
+        assert 0.85 < values.std() < 1.12, name
+        assert np.mean(np.abs(values) > 1.96) < 0.08, name
+
+
+def test_a_concept_change_is_caught_by_a_cusum_on_the_auc_z() -> None:
+    # Labels flipped for scores in [0.5, 0.8): the scores, and so the estimate, are
+    # unchanged; the realized AUC falls below it block after block.
+    rng = np.random.default_rng(41)
+    before = stream_blocks(rng, 20_000, -1.4)
+    after = stream_blocks(rng, 20_000, -1.4, flip=(0.5, 0.8))
+    auc = CHECKED_MEASURES.index("auc")
+    assert np.mean([b[auc] for b in after]) < -0.7 < np.mean([b[auc] for b in before]) - 0.5
+    cusum = Cusum(arl=10_000, direction="down")
+    assert all(cusum.update(b[auc]) is not DetectorState.DRIFT for b in before)
+    alarms = [i for i, b in enumerate(after) if cusum.update(b[auc]) is DetectorState.DRIFT]
+    assert alarms and alarms[0] < 10
+
+
+def test_bad_arguments_and_state() -> None:
+    check = CalibrationCheck(min_expected=3)
+    check.update(1, 0.7, 0.7)
+    before = check.export_state()
+    with pytest.raises(ValueError, match="y_true"):
+        check.update(2, 0.5, 0.5)
+    with pytest.raises(ValueError, match="probability"):
+        check.update(1, 0.5, 1.5)
+    assert check.export_state() == before
+    restored = CalibrationCheck(min_expected=3)
+    restored.restore(before)
+    assert restored.export_state() == before and len(restored) == 1
+    with pytest.raises(ValueError, match="closed block"):
+        restored.restore({**before, "block": [[1, 0.5, 0.5, 1]] * 12})
+    with pytest.raises(ValueError, match="min_expected"):
+        CalibrationCheck(min_expected=1)
+
+
+@settings(max_examples=20)
+@given(st.lists(st.integers(0, 1), min_size=4, max_size=4))
+def test_a_block_without_a_class_has_no_auc_z(labels: list[int]) -> None:
+    check = CalibrationCheck(min_expected=2)
+    block = None
+    for y, score in zip(labels, (0.2, 0.4, 0.6, 0.8), strict=True):
+        block = check.update(y, score, 0.5)
+    assert block is not None
+    assert math.isnan(block.z("auc")) == (sum(labels) in (0, 4))
+    with pytest.raises(ValueError, match="name"):
+        block.z("kappa")
+
+
+@pytest.mark.parametrize("offset", [0.0, -0.3, 0.5])
+def test_self_starting_residuals_are_standard_normal_whatever_the_offset(offset: float) -> None:
+    # z ~ N(offset, 1), as from a calibration fitted with an error: the recursive residuals
+    # are independent N(0, 1) (each against the mean of those before it).
+    rng = np.random.default_rng(50)
+    runs = []
+    for _ in range(400):
+        starting = SelfStarting(warmup=5)
+        residuals = [starting.update(z) for z in rng.normal(offset, 1.0, 30)]
+        runs.append([r for r in residuals if r is not None])
+    r = np.array(runs)
+    assert r.shape == (400, 25)
+    assert abs(r.mean()) < 0.03 and abs(r.std() - 1.0) < 0.03
+    assert abs(np.corrcoef(r[:, :-1].ravel(), r[:, 1:].ravel())[0, 1]) < 0.03
+    assert abs(np.corrcoef(r[:, 0], r[:, -1])[0, 1]) < 0.12
+
+
+def test_self_starting_skips_nan_restarts_and_restores() -> None:
+    starting = SelfStarting(warmup=1)
+    assert starting.update(math.nan) is None and starting.update(2.0) is None
+    assert starting.update(2.0) == 0.0
+    saved = starting.export_state()
+    starting.reset()
+    assert starting.update(5.0) is None
+    starting.restore(saved)
+    assert starting.update(2.0) == 0.0
+    with pytest.raises(ValueError, match="warmup"):
+        SelfStarting(warmup=0)
