@@ -14,10 +14,10 @@ import os
 import platform
 import sys
 
-BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "agent", "memory",
-              "hostile", "replay", "checkpoint", "kills", "comparison",
-              "score_drift", "state_topic", "handover",
-              "join_memory", "estimate", "brokers", "first_contact")
+BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "budget",
+              "agent", "memory", "hostile", "replay", "checkpoint", "kills", "comparison",
+              "score_drift", "state_topic", "handover", "join_memory", "estimate", "brokers",
+              "first_contact")
 
 
 def _machine() -> str:

@@ -33,111 +33,37 @@ the tests were written against. ``python -m benchmarks detection`` (``--quick`` 
 from __future__ import annotations
 
 import argparse
-import math
 import multiprocessing
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from driftwatch.core.blocks import AUCStandardizer, BlockCollector, RateStandardizer
+from benchmarks.score_models import AUC_LEVEL, MODELS, parameter, scores, share
+from driftwatch.core.block_rates import RateStandardizer
+from driftwatch.core.blocks import AUCStandardizer, BlockCollector
+from driftwatch.core.budget import block_arl
+from driftwatch.core.config import DEFAULT_BLOCK_SECONDS, DEFAULT_DAYS_PER_FALSE_ALARM
 from driftwatch.core.detectors import Cusum
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import (
-    DEFAULT_ARL,
     DEFAULT_BLOCK_MIN_CLASS,
     DEFAULT_BLOCK_WARMUP,
     DEFAULT_WATCHES,
     Monitor,
     MonitorConfig,
 )
-from driftwatch.core.sequential import normal_cdf, normal_quantile
 
 SEED = 7_000_000
 RATIOS = (1 / 15, 1 / 4, 1.0, 4.0, 15.0)  # positives : negatives
 RATIO_NAMES = ("1:15", "1:4", "1:1", "4:1", "15:1")
-MODELS = ("binormal", "beta", "bimodal", "tied")
-AUC_LEVEL = {"binormal": 0.9, "beta": 0.8, "bimodal": 0.95, "tied": 0.7}
 
 
 # ------------------------------------------------------------------------------------------
-# Score models: AUC as a function of one parameter, solved for the level asked for.
-
-
-def _bisect(f: Callable[[float], float], target: float, low: float, high: float) -> float:
-    for _ in range(100):
-        mid = 0.5 * (low + high)
-        if f(mid) < target:
-            low = mid
-        else:
-            high = mid
-    return 0.5 * (low + high)
-
-
-_NEG_MIX = ((0.7, 0.0, 1.0), (0.3, 2.0, 1.0))  # weight, mean, sd
-_POS_MIX = ((0.5, 0.0, 1.0), (0.5, 2.5, 0.6))  # shifted by t
-_TIED_EDGES = np.array([-0.5, 0.5, 1.5, 2.5])  # five values: ≤ −0.5, …, > 2.5
-
-
-def _mixture_auc(t: float) -> float:
-    return sum(
-        wp * wn * normal_cdf((mp + t - mn) / math.hypot(sp, sn))
-        for wp, mp, sp in _POS_MIX for wn, mn, sn in _NEG_MIX
-    )
-
-
-def _bins(mu: float) -> np.ndarray:
-    cdf = np.array([normal_cdf(e - mu) for e in _TIED_EDGES])
-    return np.diff(np.concatenate(([0.0], cdf, [1.0])))
-
-
-def _tied_auc(mu: float) -> float:
-    pos, neg = _bins(mu), _bins(0.0)
-    below = np.concatenate(([0.0], np.cumsum(neg)[:-1]))
-    return float(np.sum(pos * (below + 0.5 * neg)))
-
-
-def _beta_auc(a: float) -> float:
-    # X ~ Beta(a, 1), Y ~ Beta(1, a): P(X > Y) = 1 − a·B(a, a + 1).
-    return 1.0 - a * math.exp(math.lgamma(a) + math.lgamma(a + 1) - math.lgamma(2 * a + 1))
-
-
-def parameter(model: str, auc: float) -> float:
-    if model == "binormal":
-        return math.sqrt(2.0) * normal_quantile(auc)
-    if model == "beta":
-        return _bisect(_beta_auc, auc, 1.0, 200.0)
-    if model == "bimodal":
-        return _bisect(_mixture_auc, auc, -10.0, 10.0)
-    return _bisect(_tied_auc, auc, -5.0, 10.0)
-
-
-def scores(model: str, y: np.ndarray, theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Scores for labels ``y`` with the model parameter ``theta`` per event."""
-    n = y.size
-    if model == "binormal":
-        return rng.normal(0.0, 1.0, n) + theta * y
-    if model == "tied":
-        return np.searchsorted(_TIED_EDGES, rng.normal(0.0, 1.0, n) + theta * y) * 0.25
-    if model == "beta":
-        u = rng.random(n)
-        pos = u ** (1.0 / theta)  # Beta(a, 1) by inversion
-        neg = 1.0 - u ** (1.0 / theta)  # Beta(1, a)
-        return np.where(y, pos, neg)
-    comp = rng.random(n)
-    z = rng.normal(0.0, 1.0, n)
-    neg = np.where(comp < _NEG_MIX[0][0], z * _NEG_MIX[0][2] + _NEG_MIX[0][1],
-                   z * _NEG_MIX[1][2] + _NEG_MIX[1][1])
-    pos = np.where(comp < _POS_MIX[0][0], z * _POS_MIX[0][2] + _POS_MIX[0][1],
-                   z * _POS_MIX[1][2] + _POS_MIX[1][1]) + theta
-    return np.where(y, pos, neg)
-
-
-def share(ratio: float) -> float:
-    return ratio / (1.0 + ratio)
+# Score models (benchmarks/score_models.py)
 
 
 def auc_path(model: str, levels: Sequence[tuple[int, Any]], n: int) -> np.ndarray:
@@ -204,9 +130,11 @@ def _rate(count: int, events: int) -> str:
 
 
 def nominal_rate(ratio: float) -> float:
-    """False alarms per 10⁶ events of the three default watches at the nominal ARL, with
-    the mean block length at this ratio (≥ 2m events: the expected events until both classes
-    hold m, estimated by simulation)."""
+    """False alarms per 10⁶ events of the three default watches at the run length the budget
+    gives a block whose span is unknown (these streams carry no time: each block counts as
+    ``block_seconds``), with the mean block length at this ratio (≥ 2m events: the expected
+    events until both classes hold m, estimated by simulation). An upper bound: the budget
+    is spent at the zone's tolerance, and these streams do not change at all."""
     rng = np.random.default_rng(SEED - 1)
     m, total, blocks = DEFAULT_BLOCK_MIN_CLASS, 0, 2000
     for _ in range(blocks):
@@ -217,7 +145,8 @@ def nominal_rate(ratio: float) -> float:
             neg += not y
             length += 1
         total += length
-    return len(DEFAULT_WATCHES) * 1e6 / (DEFAULT_ARL * total / blocks)
+    arl = block_arl(DEFAULT_DAYS_PER_FALSE_ALARM, len(DEFAULT_WATCHES), DEFAULT_BLOCK_SECONDS)
+    return len(DEFAULT_WATCHES) * 1e6 / (arl * total / blocks)
 
 
 def table_a(pool: Any, length: int, lengths: Sequence[int]) -> None:

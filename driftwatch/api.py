@@ -93,7 +93,11 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
                    watches: Sequence[Watch | Mapping[str, Any]] | None = None,
                    block_min_class: int | None = None,
                    block_warmup: int | None = None,
-                   adaptive_window: bool | None = None) -> MonitorConfig:
+                   adaptive_window: bool | None = None,
+                   block_seconds: float | None = None,
+                   days_per_false_alarm: float | None = None,
+                   min_effect_auc: float | None = None,
+                   min_effect_rate: float | None = None) -> MonitorConfig:
     """The core configuration for these options, validated exactly as the settings file's
     ``monitoring.defaults`` section is; omitted options take the agent's defaults.
 
@@ -107,7 +111,11 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
 
     options: dict[str, Any] = {"window_size": window_size, "sample_every": sample_every,
                                "threshold": threshold, "block_min_class": block_min_class,
-                               "block_warmup": block_warmup, "adaptive_window": adaptive_window}
+                               "block_warmup": block_warmup, "adaptive_window": adaptive_window,
+                               "block_seconds": block_seconds,
+                               "days_per_false_alarm": days_per_false_alarm,
+                               "min_effect_auc": min_effect_auc,
+                               "min_effect_rate": min_effect_rate}
     options = {key: value for key, value in options.items() if value is not None}
     if watches is not None:
         if isinstance(watches, str | bytes | Mapping) or not isinstance(watches, Sequence):
@@ -128,6 +136,10 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
         block_min_class=defaults.block_min_class,
         block_warmup=defaults.block_warmup,
         adaptive_window=defaults.adaptive_window,
+        block_seconds=defaults.block_seconds,
+        days_per_false_alarm=defaults.days_per_false_alarm,
+        min_effect_auc=defaults.min_effect_auc,
+        min_effect_rate=defaults.min_effect_rate,
     )
 
 
@@ -151,6 +163,12 @@ class ModelMonitor:
             and after each of its alarms.
         adaptive_window: ADWIN chooses the window's length from the per-event error, up to
             ``window_size`` (paper 002 §6); ``positives + negatives`` is its current length.
+        block_seconds: a block also spans at least this much record time (``ts``; 0: on
+            information only).
+        days_per_false_alarm: the false-alarm budget of the blocks watches' CUSUMs, in days
+            of record time per false alarm (``docs/detection.md``).
+        min_effect_auc, min_effect_rate: the smallest sustained AUC drop and per-class
+            error-rate rise worth an alarm (the indifference zone).
         model: the model id carried in the alarms.
 
     Not thread-safe: a read brings the window up to date with the events queued since the
@@ -168,9 +186,13 @@ class ModelMonitor:
                  watches: Sequence[Watch | Mapping[str, Any]] | None = None,
                  model: str = DEFAULT_MODEL, block_min_class: int | None = None,
                  block_warmup: int | None = None,
-                 adaptive_window: bool | None = None) -> None:
+                 adaptive_window: bool | None = None, block_seconds: float | None = None,
+                 days_per_false_alarm: float | None = None,
+                 min_effect_auc: float | None = None,
+                 min_effect_rate: float | None = None) -> None:
         config = monitor_config(window_size, sample_every, threshold, watches,
-                                block_min_class, block_warmup, adaptive_window)
+                                block_min_class, block_warmup, adaptive_window, block_seconds,
+                                days_per_false_alarm, min_effect_auc, min_effect_rate)
         self._monitor = Monitor(model, config)
         self._last = _QUIET
 

@@ -44,7 +44,7 @@ from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
 from driftwatch.io.decode_join import JoinFormat, RecordKind, decode_joinable
-from driftwatch.io.fastdecode import FastDecoder, plain_event
+from driftwatch.io.fastdecode import PARSE_SELF, Columns, FastDecoder, plain_event
 
 TOO_MANY_MODELS = "too_many_models"
 """The rejection reason of an event whose model would exceed ``limits.max_models``."""
@@ -58,6 +58,14 @@ W = TypeVar("W")
 rejections): the agent's Kafka record, the replay's line number or partition offset."""
 
 R_co = TypeVar("R_co", covariant=True)
+W_contra = TypeVar("W_contra", contravariant=True)
+
+
+class FastPath(Protocol[W_contra]):
+    """:attr:`Pipeline.fast`: ``(value, key, where[, parsed]) -> taken``."""
+
+    def __call__(self, value: bytes | None, key: bytes | None, where: W_contra,
+                 parsed: Any = ..., /) -> bool: ...
 
 
 class Monitors:
@@ -174,26 +182,30 @@ class Pipeline(Generic[W]):
         self._observed: set[str] = set()
         self._by_model = monitors.by_model
         self._decoder = FastDecoder(fmt)
-        self.fast: Callable[[bytes | None, bytes | None, W], bool] = self._fast_path()
+        self.fast: FastPath[W] = self._fast_path()
         """``fast(value, key, where)``: process one record if the fast decoder takes its
         value; False (nothing done) when the value needs the general decoder (:meth:`decoded`
         of :func:`~driftwatch.io.decode.decode`'s answer) or its model id comes from the
-        key. The hot path: no event object per record."""
+        key. The hot path: no event object per record. ``fast(value, key, where, parsed)``
+        takes the value's JSON already parsed (:meth:`parse_lines`)."""
+        self.parse_lines = self._decoder.parse_lines
+        self.columns = self._decoder.columns
 
     def record(self, value: bytes | None, key: bytes | None, where: W) -> None:
         """Process one record that is a whole event (no join)."""
         if not self.fast(value, key, where):
             self.decoded(decode(value, key, self.fmt), value, key, where)
 
-    def _fast_path(self) -> Callable[[bytes | None, bytes | None, W], bool]:
+    def _fast_path(self) -> FastPath[W]:
         """:attr:`fast` as one closure over what it reads, as the fast decoder is: it runs
         once per record, and attribute reads were a measurable part of its cost."""
         values, by_model, observed = self._decoder.values, self._by_model, self._observed
         observe_all, event, on_alarms = self._observe_all, self.event, self._on_alarms
         accept, only = self._accept, self._only
 
-        def fast(value: bytes | None, key: bytes | None, where: W) -> bool:
-            found = values(value)
+        def fast(value: bytes | None, key: bytes | None, where: W,
+                 parsed: Any = PARSE_SELF) -> bool:
+            found = values(value, parsed)
             if found is None:
                 return False
             model, y_true, y_score, y_pred, ts = found
@@ -211,6 +223,21 @@ class Pipeline(Generic[W]):
             return True
 
         return fast
+
+    def take_columns(self, columns: Columns, where: Callable[[int], W]) -> bool:
+        """Process a run of plain records of one model in one call
+        (:meth:`~driftwatch.core.monitor.Monitor.update_columns`), the alarms of record i
+        with ``where(i)``; False (nothing done) when the model has no monitor yet, is
+        observed, skipped or filtered (then record by record, :attr:`fast`)."""
+        model = columns.model
+        monitor = self._by_model.get(model)
+        if monitor is None or self._observe_all or model in self._observed or \
+                (self._only and model not in self._only) or self._accept is not None:
+            return False
+        for index, alarms in monitor.update_columns(columns.labels, columns.scores,
+                                                    columns.times):
+            self._on_alarms(alarms, where(index))
+        return True
 
     def decoded(self, result: Decoded | Rejected, value: bytes | None, key: bytes | None,
                 where: W) -> None:

@@ -237,6 +237,8 @@ MUTATIONS = {
         "sum by (job) (increase(driftwatch_join_predictions_total[1h])) >= 0"),
     "labels stopped after a short gap": ("(increase(driftwatch_join_labels_total[1h])) == 0",
                                          "(increase(driftwatch_join_labels_total[5m])) == 0"),
+    "record time judged on the timed models": ("(driftwatch_record_time) == 0",
+                                                 "(driftwatch_record_time) >= 0"),
     "score drift that never resolves": ("increase(driftwatch_score_drift_alarms_total[10m])",
                                         "increase(driftwatch_score_drift_alarms_total[1h])"),
 }

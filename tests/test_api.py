@@ -205,3 +205,21 @@ def test_the_api_page_examples_run() -> None:
 def test_the_api_module_examples_run() -> None:
     result = doctest.testmod(driftwatch.api, report=True)
     assert result.failed == 0 and result.attempted >= 4
+
+
+def test_every_monitoring_default_is_an_option() -> None:
+    """The options are the settings' monitoring.defaults keys, all of them: a key added to
+    the settings without the API would be a setting the embedded monitor cannot have."""
+    import inspect
+
+    from driftwatch.settings import MonitorDefaults
+
+    options = set(inspect.signature(ModelMonitor).parameters) - {"model"}
+    assert options == set(MonitorDefaults.model_fields)
+    monitor = ModelMonitor(block_seconds=0.0, days_per_false_alarm=90.0, min_effect_auc=0.03,
+                           min_effect_rate=0.0)
+    config = monitor._monitor.config
+    assert (config.block_seconds, config.days_per_false_alarm, config.min_effect_auc,
+            config.min_effect_rate) == (0.0, 90.0, 0.03, 0.0)
+    with pytest.raises(ValueError, match="min_effect_auc"):
+        ModelMonitor(min_effect_auc=0.9)

@@ -157,6 +157,11 @@ def test_the_issue_s_panels_are_there() -> None:
     # Each model against its own alert thresholds (settings: alerts), as the rules compare.
     panel_with('measure="auc"}', "driftwatch_auc_floor{")
     panel_with("driftwatch_last_processed_timestamp_seconds{", "driftwatch_no_events_seconds{")
+    # The false-alarm budget and what it implies at the current traffic (issue 20).
+    panel_with("driftwatch_expected_false_alarms_per_month{",
+               "driftwatch_false_alarm_budget_seconds{")
+    panel_with("driftwatch_block_duration_seconds{")
+    panel_with("driftwatch_record_time{", kind="stat")
     annotations = [a for a in board()["annotations"]["list"] if not a.get("builtIn")]
     assert any("driftwatch_alarms_total" in a["expr"] and 'level="drift"' in a["expr"]
                for a in annotations)

@@ -24,10 +24,10 @@ import pytest
 
 from driftwatch.commands.main import main
 from driftwatch.core.join import Prediction
-from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.core.monitor import Monitor
 from driftwatch.demo import delayed as demo_delayed
 from driftwatch.demo.broker import BrokerUnavailable, resolve_tansu_binary
-from driftwatch.demo.run import DEFAULT_SCENARIO
+from driftwatch.demo.run import DEFAULT_SCENARIO, demo_monitoring
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker, free_port
@@ -154,7 +154,7 @@ def test_the_default_scenario_tells_its_story_with_the_default_monitor(seed: int
     # the AUC drop before the ratio changes, and raises no AUC alarm after the ratio change.
     stream = generate(DEFAULT_SCENARIO, seed=seed)
     drop, ratio = (point.index for point in stream.change_points)
-    monitor = Monitor("demo", MonitorConfig())
+    monitor = Monitor("demo", demo_monitoring(Settings()).monitoring.monitor_config("demo"))
     auc_alarms = [alarm.event_count for event in stream for alarm in monitor.update(event)
                   if alarm.measure == "auc"]
     assert auc_alarms and drop < auc_alarms[0] < ratio, auc_alarms
@@ -166,7 +166,8 @@ def test_the_delayed_labels_story_holds_with_the_default_settings(seed: int) -> 
     # The delayed demo's promise, on the pure core with the agent's default join and monitor
     # settings: after the drift, a label-free alarm comes first, the labelled AUC alarm
     # later, each stamped with the record time it became known; nothing before the drift.
-    settings = Settings.model_validate({"join": {"enabled": True, "kind_field": "kind"}})
+    settings = demo_monitoring(
+        Settings.model_validate({"join": {"enabled": True, "kind_field": "kind"}}))
     delayed = settings.join.delayed_labels(lambda model: 0.5)
     monitor = Monitor("demo", settings.monitoring.monitor_config("demo"))
     stream = generate(demo_delayed.SCENARIO, seed=seed, length=demo_delayed.LENGTH, rate=500.0,

@@ -5,21 +5,37 @@ samples of a 1000-event window share 97.5 % of their events), and their sampling
 depends on the window's positives P and negatives N, so no detector threshold means the
 same false-alarm rate at every class ratio. Block watches avoid both problems:
 
-- **Non-overlapping blocks that close on information, not on length.** A block closes once
-  it holds at least ``min_class`` positives *and* ``min_class`` negatives
-  (:class:`BlockCollector`). Successive blocks share no event, so their statistics are
-  independent while the stream is stationary; at 1:15 a block is longer in events than at
-  1:1 but its minority class, which limits every ratio-free measure, is as large.
+- **Non-overlapping blocks that close on information and on record time.** A block closes
+  once it holds at least ``min_class`` positives *and* ``min_class`` negatives *and* spans
+  ``seconds`` of record time (:class:`BlockCollector`). Successive blocks share no event, so
+  their statistics are independent while the stream is stationary; at 1:15 a block is
+  longer in events than at 1:1 but its minority class, which limits every ratio-free
+  measure, is as large. The time rule bounds the tests per day whatever the traffic
+  (86 400/``seconds``), and each block's span is what it spends of the model's false-alarm
+  budget (:mod:`driftwatch.core.budget`).
 - **Standardized by their own sampling error** (:class:`AUCStandardizer`,
-  :class:`RateStandardizer`): each block's statistic becomes a z-score against the level of
-  the blocks before it, with the sampling error of both the block and that reference level
-  folded into the variance. While nothing changes these z-scores are (close to) independent
-  N(0, 1), so a CUSUM on them has the in-control run length its threshold promises
-  (:mod:`driftwatch.core.sequential`), at any class ratio.
+  :class:`~driftwatch.core.block_rates.RateStandardizer`): each block's statistic becomes a
+  z-score against the level of the blocks before it, with the sampling error of both the
+  block and that reference level folded into the variance. While nothing changes these
+  z-scores are (close to) independent N(0, 1), so a CUSUM on them has the in-control run
+  length its threshold promises (:mod:`driftwatch.core.sequential`), at any class ratio.
 
 The reference is *self-starting* (Hawkins 1987): it is the running level of every block since
 the last restart (the start, or an alarm), so after an alarm the test re-learns the new level
 from post-change data, and no alarm, false or real, can hide a later change.
+
+**Record time** is the events' ``ts``, never the clock, so a backlog of hours read in seconds
+closes the blocks the hours would have. It is the largest ``ts`` seen: a record older than
+that (time going backwards) takes its place in the open block but moves no clock. Events
+without ``ts`` move no clock either: a model whose records carry no time closes its blocks on
+information alone, as before blocks had a time rule (:attr:`Block.seconds` is then None).
+The first block after a start or restore closes on information too (its start is unknown);
+a block spanning a long silence closes at its first event with enough of both classes, and
+spans the silence.
+
+**Evidence against an indifference zone** (:mod:`driftwatch.core.zone`): each scored block
+also gives, for a side (a fall or a rise of the measure), its z-score against the reference
+moved by a tolerance towards that side, and its standard deviation in the measure's units.
 
 **AUC.** A block's AUC is the Mann–Whitney statistic of its scores (ties count ½). Its
 variance is DeLong's: with the placement values V₁₀(xᵢ) = share of negatives scored below
@@ -27,26 +43,22 @@ positive i (ties ½) and V₀₁(yⱼ) = share of positives scored above negativ
 Var(AUC) = s₁₀²/P + s₀₁²/N (DeLong, DeLong and Clarke-Pearson 1988). The component
 variances s₁₀² and s₀₁² depend on the score distributions only, not on the class ratio, so
 they are pooled over the reference blocks and applied to each new block's own P and N. The
-z-score of block n is the recursive residual (xₙ − x̄)/√(vₙ + 1/W), x̄ the inverse-variance
-weighted mean of the reference blocks and W the sum of their weights: the block's sampling
-error plus the reference's own.
+z-score of block n is the recursive residual (xₙ − x̄)/√(vₙ + Var x̄), x̄ the mean of the
+reference blocks weighted by their information hᵢ = PᵢNᵢ/(Pᵢ + Nᵢ) (their inverse variance
+when s₁₀² = s₀₁²), and Var x̄ = (s₁₀²·Σhᵢ²/Pᵢ + s₀₁²·Σhᵢ²/Nᵢ)/(Σhᵢ)²: the block's sampling
+error plus the reference's own, both from the components pooled so far. Weights that do not
+depend on each block's own estimate of its variance matter when blocks differ in size (the
+first block after a start closes on information, the next on time, with several times its
+events): a small block at an AUC near 1 estimates its variance near 0, and an inverse of that
+estimate let it outweigh everything after it.
 
-**Per-class error rates.** The false-negative rate FN/P on positives and the false-positive
-rate FP/N on negatives (the rates of the Linear Four Rates test, Wang and Abraham 2015): the
-class ratio cannot move them, unlike the overall error, which mixes them in the proportion of
-the classes. A block's error count is compared with its predictive distribution given the
-reference blocks, the beta-binomial with Jeffreys' prior (so the reference's sampling error
-is folded in), and turned into a z-score by the mid-p probability integral transform
-z = Φ⁻¹(P(X < x) + ½·P(X = x)), which is close to N(0, 1) and never heavier-tailed for
-discrete counts, even when errors are rare.
+**Per-class error rates**: :mod:`driftwatch.core.block_rates`.
 
 References:
     E. R. DeLong, D. M. DeLong, D. L. Clarke-Pearson (1988). Comparing the areas under two or
     more correlated ROC curves: a nonparametric approach. *Biometrics* 44, 837–845.
     D. M. Hawkins (1987). Self-starting CUSUM charts for location and scale.
     *The Statistician* 36, 299–316.
-    H. Wang, Z. Abraham (2015). Concept drift detection for streaming data. *IJCNN 2015*
-    (the Linear Four Rates test: per-class rates instead of one error).
 """
 
 from __future__ import annotations
@@ -58,13 +70,14 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.core.sequential import normal_quantile
+from driftwatch.core.zone import tolerance
 
 BLOCK_LIMIT = 100_000
-"""Events a block may hold before it is dropped unclosed: bounds memory when one class stops
-arriving (a block with too few of a class says nothing about ratio-free measures)."""
-
-_Z_LIMIT = 1e-15  # mid-p values are clamped to [1e-15, 1 − 1e-15]: |z| ≤ 7.9
+"""The most events a block holds: one with enough of both classes closes at this size before
+its time is up (at over 3 300 events a second with 30-second blocks; its shorter span is
+what it spends of the budget), and one lacking a class is dropped unclosed (a block with
+too few of a class says nothing about ratio-free measures). Bounds memory: about 3 MB of
+scores per model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +92,7 @@ class Block:
     s01: float  # sample variance of the negatives' placement values (DeLong's S₀₁)
     false_negatives: int
     false_positives: int
+    seconds: float | None = None  # record time spanned; None: unknown (no time, first block)
 
 
 def delong(positives: Sequence[float], negatives: Sequence[float]) -> tuple[float, float, float]:
@@ -117,48 +131,139 @@ def delong(positives: Sequence[float], negatives: Sequence[float]) -> tuple[floa
 
 
 class BlockCollector:
-    """Collects events into non-overlapping blocks of at least ``min_class`` events per class.
+    """Collects events into non-overlapping blocks of at least ``min_class`` events per class
+    spanning at least ``seconds`` of record time (0: information only).
 
     :meth:`add` returns the closed :class:`Block` at the event that completes it, else None.
+    A block closes at the first event at which it holds ``min_class`` of each class and the
+    record time (the largest ``ts`` seen) has reached the previous block's close plus
+    ``seconds``, or at :data:`BLOCK_LIMIT` events. Per event: one comparison for the record
+    time, the appends and the counts.
     Memory: the scores of the open block (at most :data:`BLOCK_LIMIT` events).
     """
 
-    __slots__ = ("_fn", "_fp", "_negatives", "_positives", "min_class")
+    __slots__ = ("_due", "_fn", "_fp", "_negatives", "_now", "_positives", "_start",
+                 "min_class", "seconds")
 
-    def __init__(self, min_class: int) -> None:
+    def __init__(self, min_class: int, seconds: float = 0.0) -> None:
         if isinstance(min_class, bool) or not isinstance(min_class, int) or min_class < 2:
             raise ValueError(f"min_class must be an integer ≥ 2, got {min_class!r}")
+        if not 0.0 <= seconds < math.inf:
+            raise ValueError(f"seconds must be a finite number ≥ 0, got {seconds!r}")
         self.min_class = min_class
+        self.seconds = float(seconds)
         self._positives: list[float] = []
         self._negatives: list[float] = []
         self._fn = 0
         self._fp = 0
+        self._now = -math.inf  # record time: the largest ts seen
+        self._start = -math.inf  # record time the open block started (the last close)
+        self._due = -math.inf  # record time the open block may close at
 
     def __len__(self) -> int:
         return len(self._positives) + len(self._negatives)
 
-    def add(self, y_true: int, y_score: float, wrong: bool) -> Block | None:
-        """Add one event (``wrong``: its crisp prediction differs from its label)."""
-        positives, negatives = self._positives, self._negatives
+    @property
+    def now(self) -> float | None:
+        """The record time: the largest ``ts`` seen (None before any)."""
+        return None if self._now == -math.inf else self._now
+
+    def add(self, y_true: int, y_score: float, wrong: bool, ts: float | None = None
+            ) -> Block | None:
+        """Add one event (``wrong``: its crisp prediction differs from its label; ``ts``: its
+        record time, if it has one)."""
+        if ts is not None and ts > self._now:
+            self._now = ts
         if y_true:
-            positives.append(y_score)
-            self._fn += wrong
+            scores = self._positives
+            if wrong:
+                self._fn += 1
         else:
-            negatives.append(y_score)
-            self._fp += wrong
-        m = self.min_class
-        p, n = len(positives), len(negatives)
-        if p >= m and n >= m:
-            return self._close()
-        if p + n >= BLOCK_LIMIT:
+            scores = self._negatives
+            if wrong:
+                self._fp += 1
+        scores.append(y_score)
+        # The time first: while it is not up (most events of a busy model) only the size
+        # limit can close or drop the block.
+        if self._now >= self._due:
+            m = self.min_class
+            p, n = len(self._positives), len(self._negatives)
+            if p >= m and n >= m:
+                return self._close()
+            if p + n >= BLOCK_LIMIT:
+                self._clear()
+        elif len(self._positives) + len(self._negatives) >= BLOCK_LIMIT:
+            m = self.min_class
+            if len(self._positives) >= m and len(self._negatives) >= m:
+                return self._close()
             self._clear()
         return None
 
+    def extend(self, labels: Sequence[int], scores: Sequence[float],
+               times: Sequence[float | None], threshold: float) -> list[tuple[int, Block]]:
+        """:meth:`add` of each event in turn, in one call, predictions derived from the
+        scores at ``threshold``; returns (index, block) of every block closed, in order.
+        The same blocks at the same events: the closing event is found by vectorized running
+        counts and the running maximum of the record time over a stretch of the events (a
+        few hundred, four times more until the block closes), so a busy model's events cost
+        a few numpy operations a stretch instead of a call each."""
+        count = len(labels)
+        if count == 0:
+            return []
+        y = np.fromiter(labels, dtype=np.int64, count=count)
+        score_array = np.fromiter(scores, dtype=float, count=count)
+        wrong = (score_array >= threshold) != (y == 1)
+        # numpy reads None as NaN, which no valid time is: those events move no clock.
+        stamps = np.fromiter(times, dtype=float, count=count)
+        stamps[np.isnan(stamps)] = -math.inf
+        now = np.maximum(np.maximum.accumulate(stamps), self._now)  # record time after each
+        m = self.min_class
+        closes: list[tuple[int, Block]] = []
+        start = 0
+        while start < count:
+            p0, n0 = len(self._positives), len(self._negatives)
+            found, stretch = -1, 256
+            while found < 0:
+                end = min(count, start + stretch)
+                taken = y[start:end]
+                p = p0 + np.cumsum(taken)
+                n = n0 + np.arange(1, end - start + 1) - (p - p0)
+                informed = (p >= m) & (n >= m)
+                act = (informed & (now[start:end] >= self._due)) | (p + n >= BLOCK_LIMIT)
+                hits = np.flatnonzero(act)
+                if hits.size:
+                    found = start + int(hits[0])
+                elif end == count:
+                    break
+                stretch *= 4
+            stop = count if found < 0 else found + 1
+            self._take(y[start:stop], score_array[start:stop], wrong[start:stop])
+            self._now = float(now[stop - 1])
+            if found >= 0:
+                if len(self._positives) >= m and len(self._negatives) >= m:
+                    closes.append((found, self._close()))
+                else:  # the size limit without a second class: dropped, as add drops it
+                    self._clear()
+            start = stop
+        return closes
+
+    def _take(self, y: np.ndarray, scores: np.ndarray, wrong: np.ndarray) -> None:
+        """Append a stretch of events to the open block (scores by class, error counts)."""
+        positive = y == 1
+        self._positives.extend(scores[positive].tolist())
+        self._negatives.extend(scores[~positive].tolist())
+        self._fn += int(np.count_nonzero(wrong & positive))
+        self._fp += int(np.count_nonzero(wrong & ~positive))
+
     def _close(self) -> Block:
         auc, s10, s01 = delong(self._positives, self._negatives)
+        now, start = self._now, self._start
+        seconds = now - start if start != -math.inf else None
         block = Block(len(self), len(self._positives), len(self._negatives), auc, s10, s01,
-                      self._fn, self._fp)
+                      self._fn, self._fp, seconds)
         self._clear()
+        self._start = now
+        self._due = now + self.seconds if self.seconds > 0.0 else -math.inf
         return block
 
     def _clear(self) -> None:
@@ -167,20 +272,74 @@ class BlockCollector:
 
     def export_state(self) -> dict[str, Any]:
         return {"positives": list(self._positives), "negatives": list(self._negatives),
-                "fn": self._fn, "fp": self._fp}
+                "fn": self._fn, "fp": self._fp, "now": _finite(self._now),
+                "start": _finite(self._start)}
 
     def restore(self, state: Mapping[str, Any]) -> None:
+        """Load :meth:`export_state`; a state saved before blocks had a time rule (no
+        ``now``) restores with its record time unknown: its open block closes on
+        information, and the next ones on time."""
         self._positives = [float(x) for x in state["positives"]]
         self._negatives = [float(x) for x in state["negatives"]]
         self._fn, self._fp = int(state["fn"]), int(state["fp"])
+        now, start = state.get("now"), state.get("start")
+        self._now = -math.inf if now is None else float(now)
+        self._start = -math.inf if start is None else float(start)
+        known = self._start != -math.inf and self.seconds > 0.0
+        self._due = self._start + self.seconds if known else -math.inf
+
+
+def _finite(value: float) -> float | None:
+    """-inf (unknown) as None, for JSON."""
+    return None if value == -math.inf else value
+
+
+class AUCScore:
+    """A block's AUC against its reference, on the arcsine scale: the block's x = asin(√AUC),
+    the reference's information-weighted mean and the residual's standard deviation (the
+    block's sampling error and the reference's own)."""
+
+    __slots__ = ("mean", "sd", "x")
+
+    def __init__(self, x: float, mean: float, sd: float) -> None:
+        self.x, self.mean, self.sd = x, mean, sd
+
+    def z(self) -> float:
+        """The recursive residual (x − x̄)/sd: N(0, 1) while the AUC holds."""
+        return (self.x - self.mean) / self.sd
+
+    def tolerance(self, effect: float) -> float:
+        """The zone's tolerance for this block (:func:`~driftwatch.core.zone.tolerance`):
+        its residual standard deviation carried to AUC units at the reference level (the
+        arcsine's derivative there: d sin²x/dx = sin 2x)."""
+        return tolerance(effect, self.sd * math.sin(2.0 * self.mean))
+
+    def evidence(self, side: int, effect: float) -> tuple[float, float]:
+        """(u, room) for a fall (``side`` −1) or rise (+1) of the AUC against the zone of
+        minimum ``effect``: u is the residual against the reference moved by the tolerance
+        (:meth:`tolerance`, AUC units) towards that side, positive when the block is worse
+        than that; room is the distance from the tolerance to ``effect``, both in residual
+        standard deviations. The AUC units are carried to the arcsine scale at the
+        reference level exactly (not by the derivative)."""
+        if effect == 0.0:
+            return side * (self.x - self.mean) / self.sd, 0.0
+        level = math.sin(self.mean) ** 2
+        shifted = _arcsine(level + side * self.tolerance(effect))
+        boundary = _arcsine(level + side * effect)
+        return side * (self.x - shifted) / self.sd, side * (boundary - shifted) / self.sd
+
+
+def _arcsine(auc: float) -> float:
+    return math.asin(math.sqrt(min(max(auc, 0.0), 1.0)))
 
 
 class AUCStandardizer:
     """Self-starting z-scores of block AUCs (see the module docstring).
 
     The first ``warmup`` blocks after a :meth:`reset` only build the reference (level and
-    DeLong components); from then on :meth:`update` returns the block's recursive residual
-    and adds the block to the reference.
+    DeLong components); from then on :meth:`score` compares a block with the reference and
+    :meth:`add` takes it into the reference (:meth:`update` does both and returns the
+    z-score).
 
     The residual is taken on the arcsine-square-root scale, x = asin(√AUC), with the delta
     method's variance v/(4·A(1 − A)) at the reference level A = sin²(x̄): a block AUC near 1
@@ -189,8 +348,8 @@ class AUCStandardizer:
     0.1, normal tails; measured in ``benchmarks/detection.py``'s calibration table).
     """
 
-    __slots__ = ("_blocks", "_df01", "_df10", "_raw", "_ss01", "_ss10", "_sum", "_weight",
-                 "warmup")
+    __slots__ = ("_blocks", "_df01", "_df10", "_info", "_raw", "_spread_n", "_spread_p",
+                 "_ss01", "_ss10", "_sum", "warmup")
 
     def __init__(self, warmup: int) -> None:
         self.warmup = warmup
@@ -198,18 +357,19 @@ class AUCStandardizer:
 
     def reset(self) -> None:
         self._blocks = 0
-        self._weight = 0.0  # W = Σ 1/vᵢ (transformed scale)
-        self._sum = 0.0  # Σ xᵢ/vᵢ
-        self._raw = 0.0  # Σ AUCᵢ/vᵢ: the reference on the AUC scale
+        self._info = 0.0  # H = Σ hᵢ, hᵢ = PᵢNᵢ/(Pᵢ + Nᵢ)
+        self._sum = 0.0  # Σ hᵢ·xᵢ (arcsine scale)
+        self._raw = 0.0  # Σ hᵢ·AUCᵢ: the reference on the AUC scale
+        self._spread_p = self._spread_n = 0.0  # Σ hᵢ²/Pᵢ, Σ hᵢ²/Nᵢ: the mean's variance
         self._ss10 = self._ss01 = 0.0  # pooled sums of squares of the placement values
         self._df10 = self._df01 = 0  # and their degrees of freedom
 
     @property
     def reference(self) -> float:
         """The reference AUC level: the blocks' weighted mean AUC (NaN before any block)."""
-        if self._weight <= 0.0:
+        if self._info <= 0.0:
             return math.nan
-        return self._raw / self._weight
+        return self._raw / self._info
 
     def variance(self, positives: int, negatives: int) -> float:
         """A block's AUC variance at P = ``positives``, N = ``negatives`` from the pooled
@@ -218,103 +378,48 @@ class AUCStandardizer:
             return math.nan
         return self._ss10 / self._df10 / positives + self._ss01 / self._df01 / negatives
 
+    def score(self, block: Block) -> AUCScore | None:
+        """The block against the reference, or None while the reference is warming up (or
+        its variance is undefined: every block so far perfectly separated)."""
+        if self._blocks < self.warmup or self._df10 == 0 or self._df01 == 0:
+            return None
+        mean = self._sum / self._info
+        level = math.sin(mean) ** 2
+        spread = 4.0 * level * (1.0 - level)
+        s10, s01 = self._ss10 / self._df10, self._ss01 / self._df01
+        v = (s10 / block.positives + s01 / block.negatives) / spread if spread > 0.0 else 0.0
+        if not v > 0.0:
+            return None
+        reference = (s10 * self._spread_p + s01 * self._spread_n) / (
+            spread * self._info * self._info)
+        return AUCScore(math.asin(math.sqrt(block.auc)), mean, math.sqrt(v + reference))
+
+    def add(self, block: Block) -> None:
+        """Take the block into the reference: its weighted AUC and its components."""
+        p, n = block.positives, block.negatives
+        self._ss10 += block.s10 * (p - 1)
+        self._df10 += p - 1
+        self._ss01 += block.s01 * (n - 1)
+        self._df01 += n - 1
+        h = p * n / (p + n)
+        self._info += h
+        self._sum += h * math.asin(math.sqrt(block.auc))
+        self._raw += h * block.auc
+        self._spread_p += h * h / p
+        self._spread_n += h * h / n
+        self._blocks += 1
+
     def update(self, block: Block) -> float | None:
-        z = None
-        x = math.asin(math.sqrt(block.auc))
-        if self._blocks >= self.warmup:
-            v = self._scaled(self.variance(block.positives, block.negatives), self._level())
-            if v > 0.0:
-                z = (x - self._sum / self._weight) / math.sqrt(v + 1.0 / self._weight)
-        # Pool this block's components, then weigh it with the pooled variance.
-        self._ss10 += block.s10 * (block.positives - 1)
-        self._df10 += block.positives - 1
-        self._ss01 += block.s01 * (block.negatives - 1)
-        self._df01 += block.negatives - 1
-        level = self._level() if self._weight > 0.0 else block.auc
-        v = self._scaled(self.variance(block.positives, block.negatives), level)
-        if v > 0.0:
-            self._weight += 1.0 / v
-            self._sum += x / v
-            self._raw += block.auc / v
-            self._blocks += 1
-        return z
-
-    def _level(self) -> float:
-        """The reference on the arcsine scale, back-transformed: where the delta method
-        takes its derivative (the scale the residuals live on)."""
-        return math.sin(self._sum / self._weight) ** 2
-
-    @staticmethod
-    def _scaled(variance: float, auc: float) -> float:
-        """The variance of asin(√AUC) by the delta method (0 when it is undefined)."""
-        spread = 4.0 * auc * (1.0 - auc)
-        if not variance > 0.0 or not spread > 0.0:
-            return 0.0
-        return variance / spread
+        """:meth:`score` then :meth:`add`: the block's z-score (None while warming up)."""
+        scored = self.score(block)
+        self.add(block)
+        return None if scored is None else scored.z()
 
     def export_state(self) -> list[float]:
-        return [self._blocks, self._weight, self._sum, self._raw, self._ss10, self._df10,
-                self._ss01, self._df01]
+        return [self._blocks, self._info, self._sum, self._raw, self._spread_p,
+                self._spread_n, self._ss10, self._df10, self._ss01, self._df01]
 
     def restore(self, state: Sequence[float]) -> None:
-        blocks, self._weight, self._sum, self._raw, self._ss10, df10, self._ss01, df01 = state
+        (blocks, self._info, self._sum, self._raw, self._spread_p, self._spread_n,
+         self._ss10, df10, self._ss01, df01) = state
         self._blocks, self._df10, self._df01 = int(blocks), int(df10), int(df01)
-
-
-class RateStandardizer:
-    """Self-starting z-scores of a per-class error rate (errors out of trials per block).
-
-    The first ``warmup`` blocks after a :meth:`reset` only count; from then on a block's
-    error count is scored against the beta-binomial predictive distribution given the
-    reference counts, by the mid-p transform (module docstring).
-    """
-
-    __slots__ = ("_blocks", "_errors", "_trials", "warmup")
-
-    def __init__(self, warmup: int) -> None:
-        self.warmup = warmup
-        self.reset()
-
-    def reset(self) -> None:
-        self._blocks = 0
-        self._errors = 0
-        self._trials = 0
-
-    @property
-    def reference(self) -> float:
-        """The reference rate (NaN before any block)."""
-        return self._errors / self._trials if self._trials else math.nan
-
-    def update(self, errors: int, trials: int) -> float | None:
-        z = None
-        if self._blocks >= self.warmup:
-            z = midp_z(errors, trials, self._errors + 0.5, self._trials - self._errors + 0.5)
-        self._blocks += 1
-        self._errors += errors
-        self._trials += trials
-        return z
-
-    def export_state(self) -> list[int]:
-        return [self._blocks, self._errors, self._trials]
-
-    def restore(self, state: Sequence[int]) -> None:
-        self._blocks, self._errors, self._trials = (int(x) for x in state)
-
-
-def beta_binomial_pmf(n: int, a: float, b: float, last: int | None = None) -> list[float]:
-    """P(X = x) for x = 0..``last`` (default n), X ~ BetaBinomial(n, a, b)."""
-    base = math.lgamma(n + 1) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) \
-        - math.lgamma(n + a + b)
-    return [
-        math.exp(base - math.lgamma(x + 1) - math.lgamma(n - x + 1)
-                 + math.lgamma(x + a) + math.lgamma(n - x + b))
-        for x in range(n + 1 if last is None else last + 1)
-    ]
-
-
-def midp_z(x: int, n: int, a: float, b: float) -> float:
-    """Φ⁻¹ of the mid-p value P(X < x) + ½·P(X = x) of ``x`` under BetaBinomial(n, a, b):
-    large when ``x`` errors are many for the predictive distribution."""
-    pmf = beta_binomial_pmf(n, a, b, last=x)  # the terms above x do not count
-    u = math.fsum(pmf[:x]) + 0.5 * pmf[x]
-    return normal_quantile(min(max(u, _Z_LIMIT), 1.0 - _Z_LIMIT))

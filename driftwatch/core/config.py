@@ -178,10 +178,19 @@ DEFAULT_BLOCK_MIN_CLASS = 20
 DEFAULT_BLOCK_WARMUP = 5
 """Blocks that only build the reference after the start and after each alarm."""
 
-DEFAULT_ARL = 200_000.0
-"""The default CUSUM's in-control average run length, in blocks."""
+DEFAULT_BLOCK_SECONDS = 30.0
+"""A block also spans at least 30 s of record time (see :data:`DEFAULT_WATCHES`)."""
 
-_CUSUM = DetectorSpec("cusum", {"k": 0.5, "arl": DEFAULT_ARL})
+DEFAULT_DAYS_PER_FALSE_ALARM = 30.0
+"""The false-alarm budget: one false drift alarm per model per 30 days at most."""
+
+DEFAULT_MIN_EFFECT_AUC = 0.02
+"""The smallest sustained AUC drop worth an alarm (see :data:`DEFAULT_WATCHES`)."""
+
+DEFAULT_MIN_EFFECT_RATE = 0.05
+"""The smallest sustained rise of a per-class error rate worth an alarm."""
+
+_CUSUM = DetectorSpec("cusum", {"k": 0.5})
 
 DEFAULT_WATCHES: tuple[Watch, ...] = (
     Watch("auc", (_CUSUM,), feed="blocks"),
@@ -189,24 +198,45 @@ DEFAULT_WATCHES: tuple[Watch, ...] = (
     Watch(FALSE_POSITIVE_RATE, (_CUSUM,), feed="blocks"),
 )
 """What a monitor watches unless the settings say otherwise: block AUC and the two per-class
-error rates, each by a CUSUM (k 0.5, in-control ARL 200 000 blocks) on self-starting z-scores
-of blocks of ≥ 20 positives and ≥ 20 negatives. Chosen with ``python -m benchmarks
-detection`` (``benchmarks/results.md``, which has the measured figures).
+error rates, each by a CUSUM (k 0.5; no ``arl``: its run length comes from the model's
+false-alarm budget) on self-starting z-scores of blocks of ≥ 20 positives and ≥ 20 negatives
+spanning at least 30 s of record time, against an indifference zone. Chosen with
+``python -m benchmarks budget`` and ``python -m benchmarks detection``
+(``benchmarks/results.md``, which has the measured figures; ``docs/detection.md`` the
+guarantee).
 
-- **False alarms by construction.** A block holds at least 40 events, so at the nominal ARL
-  each watch raises at most one false alarm per 200 000 × 40 = 8 × 10⁶ events at any class
-  ratio (fewer where the classes are unequal, since blocks are longer there), and the three
-  at most one per 2.7 × 10⁶; the ARL has a margin of 2 against the small departures from
-  normality the calibration table measures.
+- **False alarms in time, by construction.** Each block spends of the budget the record time
+  it spans (:mod:`driftwatch.core.budget`): the three CUSUMs together expect at most one
+  false alarm per 30 days (``days_per_false_alarm``) at any traffic, bursts and backlogs
+  included, and that at the worst change the zone tolerates; while nothing changes, far
+  fewer.
+- **Changes that matter** (:mod:`driftwatch.core.zone`). Sustained AUC drops up to 0.01 and
+  rises of a per-class error rate up to 0.025 (half the minimum effects 0.02 and 0.05; up to
+  one block standard error short of the effect where blocks are that precise) are
+  tolerated: a model's daily wobble of ± 0.01 AUC stays inside. At high traffic drops
+  below 0.02 stay quiet however much traffic proves them; at low traffic, where a block's
+  standard error is larger than the effect, the test is the CUSUM of k = 0.5 beyond the
+  tolerance. The rate effect follows from the AUC's: in a binormal model a 0.02 AUC drop
+  raises the false-negative rate by 0.02–0.04 at a threshold between the class means
+  (AUC 0.7–0.9), up to 0.06 at AUC 0.95; 0.05 keeps the ± 0.01 wobble's share of that
+  inside the tolerance for all but the steepest models.
+- **Half a minute per block.** The time rule bounds the tests to 2 880 a day per watch
+  whatever the traffic, makes high-traffic blocks precise enough for the zone to be sharp
+  (30 s at 100 events a second and 1:4: a standard error of about 0.007 AUC), and lets a
+  drop be found within a few blocks, minutes, at 10 events a second and more. A minute
+  would sharpen the zone a little and cost half a minute of delay per block of granularity
+  (at 10 events a second and 1:15 the median delay of a 0.05 drop measured 10.2 minutes
+  against 9.7 at 30 s); shorter blocks would no longer hold 20 positives at 1:15 and close
+  on information anyway. At low traffic blocks close on information and last longer.
 - **Ratio-free.** The block AUC and the two per-class rates do not move when only the class
   ratio does, and their z-scores use the block's own P and N, so neither a ratio change nor
   an off-centre crisp threshold raises an alarm (the overall error and the window AUC's
   spread both move with the ratio, which is why ``error_stream`` and ADWIN on the window
   left the defaults).
-- **Delay.** k = 0.5 suits shifts of about one block standard deviation; a 0.10 AUC drop is
-  about two at 20 + 20 events, so it is detected after ≈ 7 blocks: a few hundred events at
-  1:1 and 1:4, proportionally more where one class is rare (the minority class carries the
-  information).
+- **Delay.** k = 0.5 suits shifts of about one block standard deviation beyond the
+  tolerance; at 20 + 20 events a 0.10 AUC drop is about two, so it is detected after ≈ 8
+  blocks: a few hundred events at 1:1 and 1:4, proportionally more where one class is rare
+  (the minority class carries the information).
 """
 
 
@@ -230,6 +260,15 @@ class MonitorConfig:
     adaptive_window: bool = False
     """ADWIN chooses the window's length from the per-event error, ``window_size`` being its
     cap (:class:`~driftwatch.core.adaptive_window.AdaptiveWindow`, paper 002 §6)."""
+    block_seconds: float = DEFAULT_BLOCK_SECONDS
+    """Record time a block spans at least (0: blocks close on information only)."""
+    days_per_false_alarm: float = DEFAULT_DAYS_PER_FALSE_ALARM
+    """The false-alarm budget of the blocks watches' CUSUMs without an ``arl`` of their own:
+    one false alarm per this many days, all of them together (:mod:`driftwatch.core.budget`)."""
+    min_effect_auc: float = DEFAULT_MIN_EFFECT_AUC
+    """The indifference zone of a blocks watch of AUC (:mod:`driftwatch.core.zone`)."""
+    min_effect_rate: float = DEFAULT_MIN_EFFECT_RATE
+    """The indifference zone of a blocks watch of a per-class error rate."""
 
     def __post_init__(self) -> None:
         problems: list[Problem] = []
@@ -238,6 +277,14 @@ class MonitorConfig:
             value = getattr(self, key)
             if not isinstance(value, int) or value < minimum:
                 problems.append(Problem((key,), f"must be an integer ≥ {minimum}, got {value!r}"))
+        for key, low, high in (("block_seconds", 0.0, 86_400.0),
+                               ("days_per_false_alarm", 0.01, 36_500.0),
+                               ("min_effect_auc", 0.0, 0.5), ("min_effect_rate", 0.0, 0.5)):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not low <= value <= high:
+                problems.append(Problem((key,), f"must be a number in [{low:g}, {high:g}], "
+                                                f"got {value!r}"))
         if not math.isfinite(self.threshold):
             problems.append(Problem(("threshold",), f"must be finite, got {self.threshold!r}"))
         if not isinstance(self.adaptive_window, bool):
@@ -264,8 +311,11 @@ class MonitorConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MonitorConfig:
-        """The inverse of :meth:`to_dict`; keys added since (``feed``, the block settings)
-        take their defaults when absent, so a version-1 state's configuration reads."""
+        """The inverse of :meth:`to_dict`. Keys added since take the values that mean what
+        the state meant when it was saved: ``feed`` window and the block settings' defaults
+        (a version-1 state), no time rule and no indifference zone (a version-2 state, saved
+        before the budget: its watches name their ``arl``), so an old state restores to the
+        monitor that saved it."""
         watches = tuple(
             Watch(
                 measure=w["measure"],
@@ -285,7 +335,16 @@ class MonitorConfig:
             block_min_class=data.get("block_min_class", DEFAULT_BLOCK_MIN_CLASS),
             block_warmup=data.get("block_warmup", DEFAULT_BLOCK_WARMUP),
             adaptive_window=data.get("adaptive_window", False),
+            block_seconds=data.get("block_seconds", 0.0),
+            days_per_false_alarm=data.get("days_per_false_alarm", DEFAULT_DAYS_PER_FALSE_ALARM),
+            min_effect_auc=data.get("min_effect_auc", 0.0),
+            min_effect_rate=data.get("min_effect_rate", 0.0),
         )
+
+    def min_effect(self, measure: str) -> float:
+        """The minimum effect of a blocks watch of ``measure``, in the measure's units: its
+        indifference zone (:mod:`driftwatch.core.zone`)."""
+        return self.min_effect_auc if measure == "auc" else self.min_effect_rate
 
 
 

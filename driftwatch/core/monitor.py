@@ -8,13 +8,15 @@ converts each normalized floor into the raw threshold that means the same thing 
 current P:N.
 
 Drift detection is done on **blocks** by default (``feed="blocks"``,
-:mod:`driftwatch.core.blocks`): non-overlapping runs of events holding at least
-``block_min_class`` events of each class, whose AUC and per-class error rates are turned into
-z-scores by their own sampling error against a self-starting reference, and fed to a CUSUM
-whose threshold follows from a target false-alarm rate (:mod:`driftwatch.core.sequential`).
-Independent, standardized inputs are what make that rate hold at any class ratio and any
-stream length; samples of the overlapping window (``feed="window"``, for Page-Hinkley, ADWIN
-and DDM as configured by users) are autocorrelated and their spread depends on P and N.
+:mod:`driftwatch.core.block_watches`): non-overlapping runs of events holding at least
+``block_min_class`` events of each class and spanning ``block_seconds`` of record time, whose
+AUC and per-class error rates are turned into z-scores by their own sampling error against a
+self-starting reference, and fed to a CUSUM that tests them against an indifference zone
+(:mod:`driftwatch.core.zone`) with the run length the model's false-alarm budget gives each
+block (:mod:`driftwatch.core.budget`). Independent, standardized inputs are what make that
+budget hold at any class ratio, any traffic and any stream length; samples of the
+overlapping window (``feed="window"``, for Page-Hinkley, ADWIN and DDM as configured by users)
+are autocorrelated and their spread depends on P and N.
 
 What the monitor finds comes back as :class:`Alarm` values; it never logs, exports or sleeps:
 the agent does that.
@@ -30,14 +32,14 @@ This module re-exports their names (``__all__``), so that a monitor's user needs
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from driftwatch.core.adaptive_window import AdaptiveWindow
-from driftwatch.core.blocks import AUCStandardizer, Block, BlockCollector, RateStandardizer, delong
+from driftwatch.core.block_watches import BlockWatches
+from driftwatch.core.blocks import delong
 from driftwatch.core.config import (
     BLOCK_MEASURES,
-    DEFAULT_ARL,
     DEFAULT_BLOCK_MIN_CLASS,
     DEFAULT_BLOCK_WARMUP,
     DEFAULT_SAMPLE_EVERY,
@@ -59,44 +61,24 @@ from driftwatch.core.detectors.base import Detector, DetectorState
 from driftwatch.core.events import Event
 from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.normalization import normalize, threshold
-from driftwatch.core.report import Alarm, Level, Snapshot
+from driftwatch.core.report import Alarm, BudgetView, Level, Snapshot
+from driftwatch.core.watch_state import WatchState
 from driftwatch.core.window import PrequentialWindow
 
 __all__ = [  # the monitor's whole interface, importable from here (see the module docstring)
-    "BLOCK_MEASURES", "DEFAULT_ARL", "DEFAULT_BLOCK_MIN_CLASS", "DEFAULT_BLOCK_WARMUP",
+    "BLOCK_MEASURES", "DEFAULT_BLOCK_MIN_CLASS", "DEFAULT_BLOCK_WARMUP",
     "DEFAULT_SAMPLE_EVERY", "DEFAULT_WATCHES", "ERROR_STREAM", "FALSE_NEGATIVE_RATE",
     "FALSE_POSITIVE_RATE", "FEEDS", "MEASURES", "STATE_VERSION", "WATCHABLE", "Alarm",
-    "DetectorSpec", "Direction", "Feed", "Level", "Monitor", "MonitorConfig", "Snapshot",
-    "Watch", "build_detectors",
+    "BudgetView", "DetectorSpec", "Direction", "Feed", "Level", "Monitor", "MonitorConfig",
+    "Snapshot", "Watch", "build_detectors",
 ]
 
-STATE_VERSION = 2
-"""Version of :meth:`Monitor.export_state`'s format. Version 1 (before block watches) is
-restored with its window, events and alarm counts but fresh detectors; any other is refused."""
-
-class _WatchState:
-    """The live part of one watch: its detectors, what the users are shown of them, and
-    whether it is below its floor (window watches) or its reference (blocks watches)."""
-
-    __slots__ = ("below_floor", "detectors", "fed", "fed_at_alarm", "quiet_until", "shown",
-                 "standardizer", "threshold", "watch")
-
-    def __init__(self, watch: Watch, config: MonitorConfig) -> None:
-        self.watch = watch
-        self.detectors: list[Detector] = build_detectors(watch)
-        # The state exported as driftwatch_detector_state: a detector's own, except that a
-        # drift the episode rule did not turn into an alarm is shown as stable.
-        self.shown = [_STABLE] * len(self.detectors)
-        self.quiet_until = [0] * len(self.detectors)  # event count before which drifts repeat
-        self.fed = 0  # inputs given to the detectors so far
-        self.fed_at_alarm = [-1] * len(self.detectors)  # ``fed`` at each one's last alarm
-        self.below_floor = False
-        self.threshold = math.nan
-        self.standardizer: AUCStandardizer | RateStandardizer | None = None
-        if watch.feed == "blocks":
-            self.standardizer = (AUCStandardizer(config.block_warmup) if watch.measure == "auc"
-                                 else RateStandardizer(config.block_warmup))
-
+STATE_VERSION = 3
+"""Version of :meth:`Monitor.export_state`'s format (3: blocks with record time, references
+weighted by information, CUSUM sums of blocks watches in nats). Versions 1 (before blocks
+watches) and 2 (before the budget) are restored with their window, events and alarm counts
+but fresh detectors and blocks watches (what they kept meant something else); any other is
+refused."""
 
 _STABLE, _WARNING, _DRIFT = DetectorState.STABLE, DetectorState.WARNING, DetectorState.DRIFT
 
@@ -129,7 +111,7 @@ class Monitor:
         config: what to compute and watch.
     """
 
-    __slots__ = ("_alarm_counts", "_block_watches", "_blocks", "_error_watches", "_events",
+    __slots__ = ("_alarm_counts", "_blocks", "_collector", "_error_watches", "_events",
                  "_last_alarm_time", "_last_event_time", "_sample_every", "_sampled_watches",
                  "_threshold", "_window", "_window_size", "config", "model")
 
@@ -140,13 +122,14 @@ class Monitor:
         self._sample_every = config.sample_every  # read at every event: one lookup, not two
         self._window_size = config.window_size
         self._threshold = config.threshold
-        states = [_WatchState(w, config) for w in config.watches]
+        states = [WatchState(w, config) for w in config.watches]
         self._error_watches = [s for s in states if s.watch.measure == ERROR_STREAM]
         self._sampled_watches = [s for s in states if s.watch.measure != ERROR_STREAM
                                  and s.watch.feed == "window"
                                  and (s.detectors or s.watch.floor is not None)]
-        self._block_watches = [s for s in states if s.watch.feed == "blocks"]
-        self._blocks = BlockCollector(config.block_min_class) if self._block_watches else None
+        block_states = [s for s in states if s.watch.feed == "blocks"]
+        self._blocks = BlockWatches(block_states, config) if block_states else None
+        self._collector = None if self._blocks is None else self._blocks.collector
         self._events = 0
         self._alarm_counts: dict[tuple[str, str, str], int] = {}
         self._last_event_time: float | None = None
@@ -199,8 +182,8 @@ class Monitor:
         if ts is not None:
             self._last_event_time = ts
         alarms: list[Alarm] = []
-        error_watches, blocks = self._error_watches, self._blocks
-        if error_watches or blocks is not None:
+        error_watches, collector = self._error_watches, self._collector
+        if error_watches or collector is not None:
             if y_pred is None:
                 y_pred = y_score >= self._threshold  # a bool: True == 1
             wrong = y_pred != y_true
@@ -208,10 +191,10 @@ class Monitor:
                 error = 1.0 if wrong else 0.0
                 for state in error_watches:
                     self._feed(state, error, error, math.nan, ts, alarms)
-            if blocks is not None:
-                block = blocks.add(y_true, y_score, wrong)
-                if block is not None:
-                    self._close(block, ts, alarms)
+            if collector is not None:
+                block = collector.add(y_true, y_score, wrong, ts)
+                if block is not None and self._blocks is not None:
+                    alarms += self._blocks.close(block, ts, self._block_alarm)
         # Windowed measures are sampled once the window is full: over a filling window they
         # are estimates from a few events, noisy enough to cross floors and trip detectors
         # at start-up (a restored monitor starts full). Without window watches (the
@@ -220,47 +203,54 @@ class Monitor:
             self._sample(ts, alarms)
         return alarms
 
-    def _close(self, block: Block, ts: float | None, alarms: list[Alarm]) -> None:
-        """Feed a closed block's z-scores to the blocks watches."""
-        for state in self._block_watches:
-            standardizer = state.standardizer
-            measure = state.watch.measure
-            if standardizer is None:  # not a blocks watch: cannot happen
-                continue
-            reference = standardizer.reference
-            if isinstance(standardizer, AUCStandardizer):
-                value = block.auc
-                z = standardizer.update(block)
-            else:
-                if measure == FALSE_NEGATIVE_RATE:
-                    errors, trials = block.false_negatives, block.positives
-                else:
-                    errors, trials = block.false_positives, block.negatives
-                value = errors / trials
-                z = standardizer.update(errors, trials)
-            if z is None:  # still building the reference
-                continue
-            drifted = False
-            for index, detector in enumerate(state.detectors):
-                before = detector.state
-                level = detector.update_valid(z)
-                state.shown[index] = level
-                if level is _DRIFT:
-                    drifted = True
-                    alarms.append(self._alarm(measure, detector.name, "drift", value, math.nan,
-                                              ts, reference))
-                elif level is _WARNING and before is not _WARNING:
-                    alarms.append(self._alarm(measure, detector.name, "warning", value,
-                                              math.nan, ts, reference))
-            if drifted:
-                # A new episode: re-learn the level from post-change blocks, and restart
-                # the detectors that did not alarm (the one that did restarts itself at its
-                # next input, and shows drift until then).
-                standardizer.reset()
-                for index, detector in enumerate(state.detectors):
-                    if detector.state is not _DRIFT:
-                        detector.reset()
-                        state.shown[index] = _STABLE
+    def update_columns(self, labels: Sequence[int], scores: Sequence[float],
+                       times: Sequence[float | None]) -> list[tuple[int, list[Alarm]]]:
+        """:meth:`update_values` of each event in turn (predictions derived from the scores),
+        in one call; returns (index, alarms) of every event that raised some.
+
+        A replay's run of plain records of one model: for a monitor whose watches all read
+        blocks (the defaults) the events go to the window's queue and the block collector in
+        bulk (:meth:`~driftwatch.core.window.PrequentialWindow.extend_valid`,
+        :meth:`~driftwatch.core.blocks.BlockCollector.extend`), and each closed block reaches
+        the watches with the window and the counters as they were at its closing event; any
+        other monitor takes the events one by one. The same alarms, the same state.
+        """
+        collector, blocks = self._collector, self._blocks
+        if self._error_watches or self._sampled_watches or collector is None or \
+                blocks is None or self.config.adaptive_window:
+            found = []
+            for index, (y, s, t) in enumerate(zip(labels, scores, times, strict=True)):
+                alarms = self.update_values(y, s, None, t)
+                if alarms:
+                    found.append((index, alarms))
+            return found
+        found = []
+        start = 0
+        for index, block in collector.extend(labels, scores, times, self._threshold):
+            self._take(labels, scores, times, start, index + 1)
+            start = index + 1
+            alarms = blocks.close(block, times[index], self._block_alarm)
+            if alarms:
+                found.append((index, alarms))
+        self._take(labels, scores, times, start, len(labels))
+        return found
+
+    def _take(self, labels: Sequence[int], scores: Sequence[float],
+              times: Sequence[float | None], start: int, stop: int) -> None:
+        """Events ``start`` to ``stop`` into the window and the counters (not the blocks).
+        The window's queue keeps its last size + 1 events: only those are handed to it,
+        with the label before them."""
+        if start >= stop:
+            return
+        first = max(start, stop - self._window_size - 1)
+        self._window.extend_valid(labels[first:stop], scores[first:stop],
+                                  labels[first - 1] if first > start else None)
+        self._events += stop - start
+        for index in range(stop - 1, start - 1, -1):
+            ts = times[index]
+            if ts is not None:
+                self._last_event_time = ts
+                break
 
     def _sample(self, ts: float | None, alarms: list[Alarm]) -> None:
         window = self._window
@@ -282,7 +272,7 @@ class Monitor:
             if not math.isnan(x):  # an undefined window tells the detectors nothing
                 self._feed(state, x, value, norm, ts, alarms)
 
-    def _feed(self, state: _WatchState, x: float, value: float, norm: float, ts: float | None,
+    def _feed(self, state: WatchState, x: float, value: float, norm: float, ts: float | None,
               alarms: list[Alarm]) -> None:
         """Feed ``x`` (never NaN) to the watch's detectors; ``value`` is the raw measure and
         ``norm`` its normalized value, both for the alarms."""
@@ -307,7 +297,7 @@ class Monitor:
                                           value, norm, ts))
             state.shown[index] = level
 
-    def _repeated(self, state: _WatchState, index: int, detector: Detector, fed: int) -> bool:
+    def _repeated(self, state: WatchState, index: int, detector: Detector, fed: int) -> bool:
         """Whether a window watch's drift repeats the detector's previous alarm.
 
         A windowed measure shows a change for a whole window (the ramp while old events leave
@@ -325,6 +315,10 @@ class Monitor:
             return False
         ramp = 0 if state.watch.measure == ERROR_STREAM else self._window_size // self._sample_every
         return width > fed - last + ramp
+
+    def _block_alarm(self, measure: str, detector: str, level: Level, value: float,
+                     ts: float | None, reference: float) -> Alarm:
+        return self._alarm(measure, detector, level, value, math.nan, ts, reference)
 
     def _alarm(self, measure: str, detector: str, level: Level, value: float, norm: float,
                ts: float | None, reference: float = math.nan) -> Alarm:
@@ -365,10 +359,12 @@ class Monitor:
         }
         return Snapshot(self.model, self._events, positives, negatives, values, normalized,
                         thresholds, states, dict(self._alarm_counts), self._last_event_time,
-                        self._last_alarm_time, self.auc_standard_error())
+                        self._last_alarm_time, self.auc_standard_error(),
+                        None if self._blocks is None else self._blocks.budget())
 
-    def _watch_states(self) -> list[_WatchState]:
-        return [*self._error_watches, *self._sampled_watches, *self._block_watches]
+    def _watch_states(self) -> list[WatchState]:
+        blocks = [] if self._blocks is None else self._blocks.states
+        return [*self._error_watches, *self._sampled_watches, *blocks]
 
     def export_state(self) -> dict[str, Any]:
         """Everything needed to continue exactly where this monitor is, as plain data."""
@@ -406,20 +402,21 @@ class Monitor:
         With ``config`` different from the saved one (the settings changed between runs) the
         monitor takes the new configuration with fresh detectors, but keeps its events, its
         counters and as much of its window as the new size holds, so a restart is never blind
-        for a whole window. A version-1 state (saved before blocks watches existed) is
-        restored the same way, with ``config`` or else its own configuration: its window and
-        counters continue, its detectors start afresh (their inputs have changed meaning).
-        Any other version is refused with a ``ValueError``.
+        for a whole window. A state of version 1 (saved before blocks watches existed) or 2
+        (before the false-alarm budget) is restored the same way, with ``config`` or else
+        its own configuration: its window and counters continue, its detectors and blocks
+        watches start afresh (their inputs have changed meaning). Any other version is
+        refused with a ``ValueError``.
         """
         version = state.get("version") if isinstance(state, Mapping) else None
-        if version not in (1, STATE_VERSION):
+        if version not in (1, 2, STATE_VERSION):
             raise ValueError(
                 f"monitor state has format version {version!r}; this driftwatch reads "
-                f"versions 1 and {STATE_VERSION}"
+                f"versions 1 to {STATE_VERSION}"
             )
         try:
             saved = MonitorConfig.from_dict(state["config"])
-            if version == 1:
+            if version != STATE_VERSION:
                 return cls._reconfigured(state, config or saved)
             if config is not None and config != saved:
                 return cls._reconfigured(state, config)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from driftwatch.core.equality import nan_equal
@@ -43,6 +43,31 @@ class Alarm:
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetView:
+    """What a model's false-alarm budget implies at its current traffic
+    (:mod:`driftwatch.core.budget`).
+
+    Attributes:
+        days_per_false_alarm: the budget (the setting): one false alarm per this many days.
+        record_time: whether the model's events carry a time (False: blocks close on
+            information only, and the budget holds per block, not in time).
+        block_seconds: record time the latest closed block spanned (NaN: none yet, or
+            unknown).
+        expected_false_alarms: false alarms to expect in 30 days on the blocks watches'
+            CUSUMs if blocks kept the latest one's length, at the tolerance of their zone
+            (NaN while unknown).
+        min_effects: the minimum effect of each blocks watch's indifference zone, by
+            measure (:mod:`driftwatch.core.zone`).
+    """
+
+    days_per_false_alarm: float
+    record_time: bool
+    block_seconds: float = math.nan
+    expected_false_alarms: float = math.nan
+    min_effects: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """An immutable picture of one monitor, safe to read from another thread."""
 
@@ -58,3 +83,4 @@ class Snapshot:
     last_event_time: float | None
     last_alarm_time: float | None
     auc_standard_error: float = math.nan  # DeLong's, of the window AUC (NaN if undefined)
+    budget: BudgetView | None = None  # None: the monitor has no blocks watch

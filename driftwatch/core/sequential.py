@@ -105,16 +105,26 @@ def siegmund_arl(h: float, k: float, shift: float = 0.0) -> float:
     return (math.exp(-2.0 * delta * b) + 2.0 * delta * b - 1.0) / (2.0 * delta * delta)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=1024)
 def cusum_threshold(arl: float, k: float) -> float:
     """The threshold h whose in-control ARL (N(0, 1) inputs, :func:`cusum_arl`) is ``arl``.
 
     The in-control ARL grows monotonically (about exponentially) with h, so h is the root
     of log ARL(h) − log ``arl``, found by the Illinois variant of regula falsi inside a
     bracket (a handful of ARL evaluations) to 1e-10.
+
+    With a large allowance even h = 0 reaches the target: then an alarm is one input above
+    k, whose run length is exactly 1/Φ(−k), and the threshold is 0 (an ARL of at least
+    ``arl``). Blocks watches meet this at high traffic, where the indifference zone's
+    allowance is many block standard deviations (:mod:`driftwatch.core.zone`).
+
+    Cached (1024 entries): a blocks watch asks for the thresholds of a quantized grid of
+    run lengths and allowances, a few per model (:mod:`driftwatch.core.budget`).
     """
     if not arl > 1.0:
         raise ValueError(f"arl must be > 1, got {arl!r}")
+    if normal_cdf(-k) * arl <= 1.0:
+        return 0.0
     target = math.log(arl)
 
     def gap(h: float) -> float:

@@ -217,6 +217,28 @@ class PrequentialWindow:
         self._last = y_true
         self._pending.append((y_true, y_score, cell))
 
+    def extend_valid(self, labels: Sequence[int], scores: Sequence[float],
+                     previous: int | None = None) -> None:
+        """:meth:`update_valid` of each event in turn, predictions derived from the scores,
+        in one call: a replay's run of plain records. The queue keeps only its last
+        size + 1 events, so only those are resolved and queued: the same queue, in O(d).
+        ``previous``: the label of the event just before ``labels`` when earlier events
+        were left out for that reason (None: the window's newest)."""
+        count = len(labels)
+        if not count:
+            return
+        keep = self._size + 1
+        last = self._last if previous is None else previous
+        if count > keep:
+            last = labels[count - keep - 1]
+            labels, scores = labels[count - keep:], scores[count - keep:]
+        threshold = self._threshold
+        before = [last, *labels[:-1]]
+        cells = [2 * y + (s >= threshold) + (_HIT if y == b else 0)
+                 for y, s, b in zip(labels, scores, before, strict=True)]
+        self._pending.extend(zip(labels, scores, cells, strict=True))
+        self._last = labels[-1]
+
     def _settle(self) -> None:
         """Apply the pending events: every read of the window's counts calls this first.
 

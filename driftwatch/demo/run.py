@@ -289,9 +289,27 @@ class DemoRun:
         os._exit(EXIT_INTERRUPTED)
 
 
+def demo_monitoring(base: Settings) -> Settings:
+    """``base`` with blocks that close on information alone (``block_seconds`` 0).
+
+    The demo compresses a model's story into seconds (500 events a second, a drift 10 s in):
+    blocks that also span 30 s of record time would close once or twice in the whole run.
+    On information alone they close every few dozen events, as they would at the rates the
+    story stands for; each then counts as a second of the false-alarm budget (the least a
+    block counts, :mod:`driftwatch.core.budget`), so the thresholds are stricter than a
+    real model's would be, not looser.
+    """
+    defaults = base.monitoring.defaults.model_copy(update={"block_seconds": 0.0})
+    models = {model: overrides.model_copy(update={"block_seconds": 0.0})
+              for model, overrides in base.monitoring.models.items()}
+    monitoring = base.monitoring.model_copy(update={"defaults": defaults, "models": models})
+    return base.model_copy(update={"monitoring": monitoring})
+
+
 def demo_settings(base: Settings, bootstrap: str, port: int) -> Settings:
     """``base`` (the user's settings, for the monitors and the event format) consuming the
-    demo topic of the embedded broker, serving metrics on loopback, without checkpoints."""
+    demo topic of the embedded broker, serving metrics on loopback, without checkpoints,
+    with blocks that close on information alone (:func:`demo_monitoring`)."""
     from driftwatch.settings import CheckpointSettings, KafkaSettings, MetricsSettings
 
     kafka = KafkaSettings(
@@ -309,7 +327,7 @@ def demo_settings(base: Settings, bootstrap: str, port: int) -> Settings:
         reconnect_backoff_initial_seconds=0.1,
         reconnect_backoff_max_seconds=1.0,
     )
-    return base.model_copy(update={
+    return demo_monitoring(base).model_copy(update={
         "kafka": kafka,
         "metrics": MetricsSettings(host=LOOPBACK, port=port),
         # A demo starts fresh every time: the broker's memory storage is gone anyway.

@@ -16,6 +16,11 @@ Metrics (label sets in braces)::
     driftwatch_window_events{model,class}                       gauge   class = positive|negative
     driftwatch_detector_state{model,measure,detector}           gauge   0 stable, 1 warning, 2 drift
     driftwatch_alarms_total{model,measure,detector,level}       counter
+    driftwatch_false_alarm_budget_seconds{model}                gauge   one false alarm per ...
+    driftwatch_expected_false_alarms_per_month{model}           gauge   at the current traffic
+    driftwatch_block_duration_seconds{model}                    gauge   latest block, record time
+    driftwatch_record_time{model}                               gauge   1 events carry ts, 0 not
+    driftwatch_min_effect{model,measure}                        gauge   indifference zone
     driftwatch_last_event_timestamp_seconds{model}              gauge   event time (``ts``)
     driftwatch_last_alarm_timestamp_seconds{model}              gauge   event time (``ts``)
     driftwatch_last_processed_timestamp_seconds{model}          gauge   wall clock
@@ -93,6 +98,7 @@ from prometheus_client.metrics_core import (
 )
 
 from driftwatch import __version__
+from driftwatch.io.budget_families import BudgetFamilies
 from driftwatch.io.snapshot import NOT_READY_REASONS, AgentSnapshot
 
 if TYPE_CHECKING:
@@ -175,6 +181,7 @@ class Families:
             '(detector="threshold").',
             labels=("model", "measure", "detector", "level"),
         )
+        self.budget = BudgetFamilies()
         self.last_event = GaugeMetricFamily(
             "driftwatch_last_event_timestamp_seconds",
             "Event time (ts) of the model's latest event that carried one, Unix seconds.",
@@ -311,8 +318,9 @@ class Families:
         return [
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
             self.auc_standard_error, self.window, self.detector_state, self.alarms,
-            self.last_event, self.last_alarm, self.last_processed, self.auc_floor,
-            self.auc_max_drop, self.no_events_seconds, self.batch_labels, self.lag,
+            *self.budget.all(), self.last_event, self.last_alarm,
+            self.last_processed, self.auc_floor, self.auc_max_drop, self.no_events_seconds,
+            self.batch_labels, self.lag,
             self.lag_seconds, self.ready, self.not_ready, self.saves, self.save_failures,
             self.last_save, self.save_seconds, self.commits, self.commit_failures,
             self.dead_letter_failures, self.alarm_failures, self.reconnects, self.offset_resets,
@@ -414,6 +422,8 @@ class Families:
             yield self.detector_state, (model, measure, detector), code
         for (measure, detector, level), count in _alarm_counts(snap):
             yield self.alarms, (model, measure, detector, level), count
+        if snap.budget is not None:
+            yield from self.budget.samples(model, snap.budget)
         if snap.last_event_time is not None:
             yield self.last_event, (model,), snap.last_event_time
         if snap.last_alarm_time is not None:

@@ -27,8 +27,11 @@ same (correctly rounded) float.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from itertools import repeat
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
 
 from driftwatch.core.events import valid_event
 from driftwatch.io.decode import (
@@ -77,6 +80,23 @@ def _classes(fmt: EventFormat) -> dict[tuple[type, object], int]:
     return classes
 
 
+class ValuesOf(Protocol):
+    def __call__(self, value: bytes | None, parsed: Any = ..., /) -> Values | None: ...
+
+
+PARSE_SELF: Any = object()
+"""``parsed`` of :attr:`FastDecoder.values` when the value is to be parsed by the call."""
+
+
+class Columns(NamedTuple):
+    """A run of plainly valid records of one model, without predictions, as columns."""
+
+    model: str
+    labels: list[int]
+    scores: list[float]
+    times: list[float | None]
+
+
 class FastDecoder:
     """``decode(value, key, fmt)``, faster on plainly valid records; same results always.
 
@@ -86,15 +106,25 @@ class FastDecoder:
             standard library's.
     """
 
-    __slots__ = ("_fmt", "_loads", "values")
+    __slots__ = ("_fmt", "_loads", "columns", "values")
 
     def __init__(self, fmt: EventFormat, loads: Loads | None = None) -> None:
         self._fmt = fmt
         self._loads: Loads = loads or _orjson_loads or json.loads
-        self.values: Callable[[bytes | None], Values | None] = _values(fmt, self._loads)
+        self.values: ValuesOf = _values(fmt, self._loads)
+        self.columns: Callable[[Sequence[bytes], Sequence[Any]], Columns | None] = \
+            _columns(fmt)
+        """``columns(lines, parsed)``: the records of a run of lines (their JSON parsed,
+        :meth:`parse_lines`) as :class:`Columns`, when each is one :attr:`values` takes,
+        all of one model and none with a prediction; else None (then record by record).
+        The same values :attr:`values` gives each, checked a field at a time over the run
+        (the common shapes: integer or string classes, float scores, float or integer times
+        or none); anything less common takes the per-record path."""
         """``(model, y_true, y_score, y_pred, ts)`` of a plainly valid record, else None:
         :meth:`fast` without building the event, for a replay's inner loop
-        (:meth:`~driftwatch.core.monitor.Monitor.update_values` takes them as they are)."""
+        (:meth:`~driftwatch.core.monitor.Monitor.update_values` takes them as they are).
+        ``values(value, parsed)`` takes the value's JSON already parsed
+        (:meth:`parse_lines`)."""
 
     def __call__(self, value: bytes | None, key: bytes | None = None) -> Decoded | Rejected:
         fast = self.fast(value)
@@ -106,8 +136,37 @@ class FastDecoder:
         found = self.values(value)
         return None if found is None else Decoded(found[0], plain_event(*found[1:]))
 
+    def parse_lines(self, lines: Sequence[bytes]) -> list[Any] | None:
+        """Each line's JSON, parsed in one call, or None when one call cannot vouch that
+        every element is what parsing its line alone gives (then parse line by line).
 
-def _values(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], Values | None]:
+        With orjson, one call over a chunk of lines, as one JSON array, costs less than a
+        call per line. It is exact when every line is ``{`` … ``}`` and a line ending, and
+        no line holds a bracket (``[`` or ``]``), all checked on the joined chunk in C: a
+        string cannot run from one line into the next (JSON strings hold no raw line
+        ending), nor can an object (after the comma between two lines a key would have to
+        follow, and the next line starts with ``{``), nor an array; so each line gives at
+        least one element, and exactly as many elements as lines means exactly one each,
+        its line's own. Anything else (indentation, arrays in records, blank lines, CRLF,
+        what the parser refuses) takes the per-line path. Only with orjson: the standard
+        library's parser gains nothing from it.
+        """
+        count = len(lines)
+        if self._loads is not _orjson_loads or not count:
+            return None
+        blob = b"".join(lines)
+        if (b"[" in blob or b"]" in blob or blob[:1] != b"{"
+                or blob.count(b"}\n{") != count - 1
+                or not blob.endswith((b"}\n", b"}"))):
+            return None
+        try:
+            parsed: list[Any] = self._loads(b"[" + b",".join(lines) + b"]")
+        except ValueError:
+            return None
+        return parsed if len(parsed) == count else None
+
+
+def _values(fmt: EventFormat, loads: Loads) -> ValuesOf:
     """The fast path for ``fmt`` as one function whose settings are closure variables: a
     replay calls it once per record, and reading a dozen attributes per call was a
     measurable part of its cost."""
@@ -123,13 +182,16 @@ def _values(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], Values |
     by_key = fmt.model_source == "key"
     get_class = classes.get
 
-    def values(value: bytes | None) -> Values | None:
+    def values(value: bytes | None, parsed: Any = PARSE_SELF) -> Values | None:
         if not value or len(value) > limit or by_key:
             return None
-        try:
-            obj = loads(value)
-        except (ValueError, RecursionError, TypeError):  # not JSON
-            return None
+        if parsed is PARSE_SELF:
+            try:
+                obj = loads(value)
+            except (ValueError, RecursionError, TypeError):  # not JSON
+                return None
+        else:
+            obj = parsed
         if type(obj) is not dict:
             return None
         raw: Any = obj.get(label_field, _ABSENT)
@@ -179,3 +241,74 @@ def _values(fmt: EventFormat, loads: Loads) -> Callable[[bytes | None], Values |
         return model, y_true, score, y_pred, ts
 
     return values
+
+
+def _columns(fmt: EventFormat) -> Callable[[Sequence[bytes], Sequence[Any]], Columns | None]:
+    """:attr:`FastDecoder.columns` for ``fmt``: :func:`_values`'s rules a field at a time."""
+    classes = _classes(fmt)
+    label_field, score_field = fmt.label_field, fmt.score_field
+    pred_field, ts_field = fmt.prediction_field, fmt.time_field
+    model_field = fmt.model_field if fmt.model_source == "field" else None
+    model_constant, max_model_id = fmt.model_constant, fmt.max_model_id_length
+    limit, by_key = fmt.max_record_bytes, fmt.model_source == "key"
+    # One type of class value at a time, the common case: a dict by value.
+    by_kind: dict[type, dict[Any, int]] = {}
+    for (kind, value), cls in classes.items():
+        by_kind.setdefault(kind, {})[value] = cls
+
+    def columns(lines: Sequence[bytes], parsed: Sequence[Any]) -> Columns | None:
+        # Each field by one C-level map of dict.get over the run; a run that is not
+        # uniformly of a common shape returns None.
+        # No line of a parsed run is empty (an empty element is not JSON): the length
+        # limit is the only check values() makes on the bytes.
+        if by_key or not lines or max(map(len, lines)) > limit:
+            return None
+        if set(map(type, parsed)) != {dict}:
+            return None
+        raw = list(map(dict.get, parsed, repeat(label_field), repeat(_ABSENT)))
+        kinds = set(map(type, raw))
+        mapping = by_kind.get(kinds.pop()) if len(kinds) == 1 else None
+        if mapping is None or not set(raw) <= mapping.keys():
+            return None
+        identity = all(type(key) is int and key == cls for key, cls in mapping.items())
+        labels = raw if identity else list(map(mapping.__getitem__, raw))
+        scores: list[Any] = list(map(dict.get, parsed, repeat(score_field)))
+        if set(map(type, scores)) != {float} or \
+                not np.isfinite(np.fromiter(scores, float, len(scores))).all():
+            return None
+        if list(map(dict.get, parsed, repeat(pred_field))).count(None) != len(parsed):
+            return None
+        raw = list(map(dict.get, parsed, repeat(ts_field)))
+        kinds = set(map(type, raw))
+        times: list[float | None]
+        if kinds == {float}:
+            stamps = np.fromiter(raw, float, len(raw))
+            if not (np.isfinite(stamps).all() and stamps.max() < MAX_EVENT_TIME_S):
+                return None
+            times = raw
+        elif kinds == {int}:  # orjson's ints fit 64 bits, and so convert as values() does
+            converted = list(map(float, raw))
+            if max(converted) >= MAX_EVENT_TIME_S:
+                return None
+            times = list(converted)
+        elif kinds == {type(None)}:
+            times = raw
+        else:
+            return None
+        model = model_constant
+        if model_field is not None:
+            named = list(map(dict.get, parsed, repeat(model_field)))
+            if not set(map(type, named)) <= {str, type(None)}:
+                return None
+            models = set(named)
+            if len(models) != 1:
+                return None
+            found = models.pop()
+            if found is not None:
+                if type(found) is not str or not 0 < len(found) <= max_model_id \
+                        or not found.isprintable():
+                    return None
+                model = found
+        return Columns(model, labels, scores, times)
+
+    return columns

@@ -44,11 +44,14 @@ class WatchSettings(_Section):
     feed: Feed = Field(
         default="window",
         description=(
-            "What the detectors get. blocks: one z-score per block of at least "
-            "block_min_class positives and negatives (the block's AUC or per-class error "
-            "rate, standardized by its sampling error against the level since the last "
-            "alarm): independent inputs whose false-alarm rate the cusum detector's arl "
-            "fixes at any class ratio; for auc, false_negative_rate and false_positive_rate. "
+            "What the detectors get. blocks: one input per block of at least "
+            "block_min_class positives and negatives spanning block_seconds of record time "
+            "(the block's AUC or per-class error rate, standardized by its sampling error "
+            "against the level since the last alarm): independent inputs, whose false "
+            "alarms the cusum detector holds to the model's budget in time "
+            "(days_per_false_alarm) at any class ratio and traffic, testing against the "
+            "indifference zone of min_effect_auc or min_effect_rate; for auc, "
+            "false_negative_rate and false_positive_rate. "
             "window: the window's value every sample_every events (autocorrelated; for "
             "page_hinkley, adwin and ddm as configured before blocks existed)."
         ),
@@ -132,6 +135,9 @@ SampleEvery = Annotated[int, Field(ge=1, le=MAX_WINDOW_SIZE)]
 Threshold = Annotated[float, Field(allow_inf_nan=False, ge=-1e300, le=1e300)]
 BlockMinClass = Annotated[int, Field(ge=2, le=100_000)]
 BlockWarmup = Annotated[int, Field(ge=1, le=100_000)]
+BlockSeconds = Annotated[float, Field(ge=0.0, le=86_400.0, allow_inf_nan=False)]
+DaysPerFalseAlarm = Annotated[float, Field(ge=0.01, le=36_500.0, allow_inf_nan=False)]
+MinEffect = Annotated[float, Field(ge=0.0, le=0.5, allow_inf_nan=False)]
 Watches = Annotated[list[WatchSettings], Field(max_length=100)]
 
 _WINDOW_SIZE = (
@@ -157,6 +163,36 @@ _BLOCK_MIN_CLASS = (
 _BLOCK_WARMUP = (
     "Blocks that only build a blocks watch's reference level, after the start and after "
     "each of its alarms, before its detectors get inputs."
+)
+_BLOCK_SECONDS = (
+    "A block also spans at least this many seconds of record time (the events' time "
+    "field), so a blocks watch runs at most 86400/block_seconds tests a day whatever the "
+    "traffic, and each block spends the record time it spans of the false-alarm budget. "
+    "Smaller: drops found sooner at high traffic; larger: sharper indifference zone. "
+    "Events without a time close blocks on information alone (see days_per_false_alarm). "
+    "0: information only, as before blocks had a time rule."
+)
+_DAYS_PER_FALSE_ALARM = (
+    "The false-alarm budget: the blocks watches' CUSUMs that set no arl of their own (the "
+    "defaults) expect at most one false drift alarm per this many days per model, all of "
+    "them together, at any traffic: each block gets the run length that the record time it "
+    "spans allows. Spent at the worst change the indifference zone tolerates (min_effect_*/2); "
+    "while nothing changes, far fewer. Needs events with a time: without one each block "
+    "counts as block_seconds, so the budget holds only while blocks close no more often."
+)
+_MIN_EFFECT_AUC = (
+    "The smallest sustained AUC drop worth an alarm, in AUC units. Drops up to half of it, "
+    "or up to one block standard error short of it where blocks are more precise than that "
+    "(high traffic), are tolerated: they raise no more alarms than the budget (a daily "
+    "wobble of the model fits inside), however much traffic proves them; drops well above "
+    "it are found within a block or a few. 0: test any drop (the CUSUM of earlier "
+    "versions)."
+)
+_MIN_EFFECT_RATE = (
+    "The smallest sustained rise of a per-class error rate (false_negative_rate, "
+    "false_positive_rate) worth an alarm, in rate units, with the tolerance of "
+    "min_effect_auc. The default 0.05 is about what a 0.02 AUC drop does to a per-class rate "
+    "at a threshold between the class means; 0: test any rise."
 )
 _ADAPTIVE_WINDOW = (
     "Let ADWIN choose the window's length from the per-event error (paper 002, §6): "
@@ -186,6 +222,18 @@ class MonitorDefaults(_Section):
     adaptive_window: bool = Field(
         default=_MONITOR_DEFAULTS.adaptive_window, description=_ADAPTIVE_WINDOW
     )
+    block_seconds: BlockSeconds = Field(
+        default=_MONITOR_DEFAULTS.block_seconds, description=_BLOCK_SECONDS
+    )
+    days_per_false_alarm: DaysPerFalseAlarm = Field(
+        default=_MONITOR_DEFAULTS.days_per_false_alarm, description=_DAYS_PER_FALSE_ALARM
+    )
+    min_effect_auc: MinEffect = Field(
+        default=_MONITOR_DEFAULTS.min_effect_auc, description=_MIN_EFFECT_AUC
+    )
+    min_effect_rate: MinEffect = Field(
+        default=_MONITOR_DEFAULTS.min_effect_rate, description=_MIN_EFFECT_RATE
+    )
     watches: Watches = Field(
         default_factory=lambda: [WatchSettings.from_watch(w) for w in DEFAULT_WATCHES],
         description=(
@@ -210,6 +258,12 @@ class MonitorOverrides(_Section):
     block_min_class: BlockMinClass | None = Field(default=None, description=_BLOCK_MIN_CLASS)
     block_warmup: BlockWarmup | None = Field(default=None, description=_BLOCK_WARMUP)
     adaptive_window: bool | None = Field(default=None, description=_ADAPTIVE_WINDOW)
+    block_seconds: BlockSeconds | None = Field(default=None, description=_BLOCK_SECONDS)
+    days_per_false_alarm: DaysPerFalseAlarm | None = Field(
+        default=None, description=_DAYS_PER_FALSE_ALARM
+    )
+    min_effect_auc: MinEffect | None = Field(default=None, description=_MIN_EFFECT_AUC)
+    min_effect_rate: MinEffect | None = Field(default=None, description=_MIN_EFFECT_RATE)
     watches: Watches | None = Field(
         default=None, description=f"{_WATCHES} Replaces the default list; [] watches nothing."
     )
@@ -267,4 +321,9 @@ class MonitoringSettings(_Section):
             block_min_class=_pick(overrides.block_min_class, defaults.block_min_class),
             block_warmup=_pick(overrides.block_warmup, defaults.block_warmup),
             adaptive_window=_pick(overrides.adaptive_window, defaults.adaptive_window),
+            block_seconds=_pick(overrides.block_seconds, defaults.block_seconds),
+            days_per_false_alarm=_pick(overrides.days_per_false_alarm,
+                                       defaults.days_per_false_alarm),
+            min_effect_auc=_pick(overrides.min_effect_auc, defaults.min_effect_auc),
+            min_effect_rate=_pick(overrides.min_effect_rate, defaults.min_effect_rate),
         )

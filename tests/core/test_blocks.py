@@ -3,6 +3,8 @@ simulation, z-scores that are N(0, 1) while nothing changes."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import random
 import statistics
@@ -12,17 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy import stats
 
-from driftwatch.core.blocks import (
-    BLOCK_LIMIT,
-    AUCStandardizer,
-    Block,
-    BlockCollector,
-    RateStandardizer,
-    beta_binomial_pmf,
-    delong,
-    midp_z,
-)
+from driftwatch.core.block_rates import RateStandardizer, beta_binomial_pmf, midp_z
+from driftwatch.core.blocks import BLOCK_LIMIT, AUCStandardizer, Block, BlockCollector, delong
 from driftwatch.core.sequential import normal_quantile
 
 scores = st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]) | st.floats(-3, 3),
@@ -190,11 +185,251 @@ def test_beta_binomial_is_a_distribution(n: int, a: float, b: float) -> None:
 
 
 @given(st.integers(0, 400), st.data(), st.floats(0.5, 5000), st.floats(0.5, 5000))
-def test_midp_z_needs_only_the_terms_up_to_x(n: int, data: st.DataObject, a: float,
-                                              b: float) -> None:
-    """midp_z computes the pmf only up to x: exactly the value from the whole pmf."""
+def test_midp_z_is_the_definition(n: int, data: st.DataObject, a: float, b: float) -> None:
+    """midp_z sums the smaller tail by the ratio of successive terms: the mid-p value of the
+    definition (every term from the log-gamma pmf), where that one is accurate: its terms
+    carry relative errors of about 1e-11 (log-gamma of arguments in the thousands), so its
+    upper tail, 1 minus their sum, only to about that much absolute."""
     x = data.draw(st.integers(0, n))
     pmf = beta_binomial_pmf(n, a, b)
     assert beta_binomial_pmf(n, a, b, last=x) == pmf[:x + 1]
     u = math.fsum(pmf[:x]) + 0.5 * pmf[x]  # the mid-p value from the whole pmf
-    assert midp_z(x, n, a, b) == normal_quantile(min(max(u, 1e-15), 1.0 - 1e-15))
+    if 1e-4 < u < 1 - 1e-4:
+        assert midp_z(x, n, a, b) == pytest.approx(normal_quantile(u), abs=1e-6)
+
+
+@pytest.mark.parametrize(("x", "n", "a", "b"), [(0, 1000, 50.0, 50.0), (1000, 1000, 50.0, 50.0),
+                                                (3, 100_000, 2.0, 2000.0),
+                                                (900, 1000, 10.0, 40.0),
+                                                (30_000, 100_000, 300.0, 700.0)])
+def test_midp_z_is_accurate_in_the_far_tails(x: int, n: int, a: float, b: float) -> None:
+    """Against the beta-binomial's tails summed in log space from scipy's log-pmf: z up to
+    about 37 (where the old lower-sum method clamped at 7.9, which the indifference zone
+    needs at high traffic)."""
+    log_pmf = stats.betabinom(n, a, b).logpmf(np.arange(n + 1))
+    below = np.logaddexp.reduce(log_pmf[:x]) if x > 0 else -np.inf
+    above = np.logaddexp.reduce(log_pmf[x + 1:]) if x < n else -np.inf
+    half = math.log(0.5) + log_pmf[x]
+    if x * (a + b) <= n * a:
+        expected = -float(stats.norm.isf(np.exp(np.logaddexp(below, half))))
+    else:
+        expected = float(stats.norm.isf(np.exp(np.logaddexp(above, half))))
+    assert midp_z(x, n, a, b) == pytest.approx(expected, abs=1e-6)
+
+
+# ------------------------------------------------------------------------------------------
+# The time rule
+
+
+def timed(collector: BlockCollector, events: list[tuple[int, float | None]]) -> list[Block]:
+    """Feed (label, ts) events (scores from the label); return the closed blocks."""
+    out = []
+    for i, (y, ts) in enumerate(events):
+        block = collector.add(y, float(y) + (i % 7) / 10, False, ts)
+        if block is not None:
+            out.append(block)
+    return out
+
+
+def alternating(rate: float, seconds: float, start: float = 1000.0) -> list[tuple[int, float]]:
+    n = int(rate * seconds)
+    return [(i % 2, start + i / rate) for i in range(n)]
+
+
+def test_blocks_close_on_information_and_on_record_time() -> None:
+    # 10 events a second, 1:1: both classes have 20 events after 4 s, so blocks close on
+    # time, every 30 s of record time (the first on information: its start is unknown).
+    got = timed(BlockCollector(20, 30.0), alternating(10.0, 600.0))
+    assert got[0].seconds is None and got[0].events == 40
+    spans = [b.seconds for b in got[1:]]
+    assert all(s is not None and 30.0 <= s < 30.2 for s in spans), spans
+    assert len(got) == 1 + ((600 - 4) // 30)
+    # At 1 event a second blocks need 40 s for 20 of each class: information rules.
+    got = timed(BlockCollector(20, 30.0), alternating(1.0, 600.0))
+    assert [b.events for b in got] == [40] * 15 and got[1].seconds == pytest.approx(40.0)
+
+
+def test_records_without_time_close_blocks_on_information_only() -> None:
+    """As before blocks had a time rule: every 40 events, spans unknown."""
+    events = alternating(10.0, 600.0)
+    collector = BlockCollector(20, 30.0)
+    untimed = timed(collector, [(y, None) for y, _ in events])
+    plain = timed(BlockCollector(20, 0.0), events)  # no time rule, time known
+    assert len(untimed) == 150 and all(b.seconds is None for b in untimed)
+    assert untimed == [dataclasses.replace(b, seconds=None) for b in plain]
+    assert collector.now is None
+
+
+def test_time_going_backwards_moves_no_clock() -> None:
+    """Record time is the largest ts seen: older records join the open block but neither
+    close it nor shorten the next one's span."""
+    events = alternating(10.0, 120.0)
+    # Every tenth record is stamped an hour early (a late producer, a replayed batch).
+    jittered = [(y, ts - 3600.0 if i % 10 == 5 else ts) for i, (y, ts) in enumerate(events)]
+    assert [b.seconds for b in timed(BlockCollector(20, 30.0), jittered)] == \
+        [b.seconds for b in timed(BlockCollector(20, 30.0), events)]
+    # A whole stretch in the past after the present: it closes nothing on time.
+    collector = BlockCollector(20, 30.0)
+    timed(collector, alternating(10.0, 60.0))
+    assert collector.now == pytest.approx(1059.9)
+    old = timed(collector, alternating(10.0, 300.0, start=0.0))
+    assert old == []  # 3 000 events: information long there, the time never
+    assert collector.now == pytest.approx(1059.9)
+    assert len(collector) > 3000  # all in the open block
+
+
+def test_a_long_silence_is_spanned_by_the_block_open_across_it() -> None:
+    collector = BlockCollector(20, 30.0)
+    timed(collector, alternating(10.0, 300.0))
+    before = len(collector)
+    week = 7 * 86_400.0
+    back = timed(collector, alternating(10.0, 300.0, start=1300.0 + week))
+    assert back[0].seconds is not None and back[0].seconds > week  # the silence, in one block
+    assert back[0].events == before + 1  # closed at its first event after the silence
+    assert all(30.0 <= b.seconds < 30.2 for b in back[1:] if b.seconds is not None)
+
+
+def test_a_full_block_closes_on_size_before_its_time() -> None:
+    """At BLOCK_LIMIT events with both classes it closes; its shorter span is what it
+    spends of the budget."""
+    collector = BlockCollector(20, 30.0)
+    timed(collector, [(i % 2, 0.0) for i in range(40)])  # the first block (information)
+    rate = 10_000.0
+    got = timed(collector, [(i % 2, i / rate) for i in range(BLOCK_LIMIT + 5)])
+    assert len(got) == 1 and got[0].events == BLOCK_LIMIT
+    assert got[0].seconds == pytest.approx((BLOCK_LIMIT - 1) / rate)
+
+
+def test_the_clock_round_trips_and_an_old_state_restores_without_it() -> None:
+    collector = BlockCollector(20, 30.0)
+    timed(collector, alternating(10.0, 75.0))
+    state = json.loads(json.dumps(collector.export_state()))
+    again = BlockCollector(20, 30.0)
+    again.restore(state)
+    rest = alternating(10.0, 200.0, start=1075.0)
+    assert timed(again, rest) == timed(collector, rest)
+    # Saved before the time rule: no "now", no "start". The open block closes on
+    # information (its start is unknown), the next ones on time.
+    old = {k: v for k, v in state.items() if k not in ("now", "start")}
+    legacy = BlockCollector(20, 30.0)
+    legacy.restore(old)
+    got = timed(legacy, rest)
+    assert got[0].seconds is None
+    assert all(30.0 <= b.seconds < 30.2 for b in got[1:] if b.seconds is not None)
+
+
+# ------------------------------------------------------------------------------------------
+# Evidence against the indifference zone
+
+
+def test_an_empty_zone_gives_the_plain_z_score() -> None:
+    standardizer = AUCStandardizer(warmup=5)
+    for block in blocks(21, 30, 20, 80, 1.8):
+        standardizer.add(block)
+    block = blocks(22, 1, 20, 80, 1.5)[0]
+    scored = standardizer.score(block)
+    assert scored is not None
+    assert scored.evidence(-1, 0.0) == (-scored.z(), 0.0)
+    assert scored.evidence(1, 0.0) == (scored.z(), 0.0)
+    rates = RateStandardizer(warmup=5)
+    for errors in (3, 5, 4, 6, 2, 5):
+        rates.add(errors, 40)
+    rated = rates.score(9, 40)
+    assert rated is not None and rated.evidence(1, 0.0) == (rated.z(), 0.0)
+
+
+def test_the_tolerance_is_half_the_effect_or_a_block_short_of_it() -> None:
+    """Imprecise blocks (20 + 80 events): half the effect; precise ones (2 000 + 8 000):
+    the effect less the block's standard deviation in AUC units."""
+    for p, n, expected_half in ((20, 80, True), (2000, 8000, False)):
+        standardizer = AUCStandardizer(warmup=5)
+        reference = blocks(40 + p, 30, p, n, 1.8)
+        for block in reference:
+            standardizer.add(block)
+        scored = standardizer.score(blocks(41 + p, 1, p, n, 1.8)[0])
+        assert scored is not None
+        sd = statistics.stdev(b.auc for b in blocks(42 + p, 200, p, n, 1.8))
+        got = scored.tolerance(0.02)
+        if expected_half:
+            assert got == 0.01
+        else:
+            assert got == pytest.approx(0.02 - sd, rel=0.1) and 0.01 < got < 0.02
+
+
+@pytest.mark.parametrize(("p", "n", "mu", "effect"),
+                         [(20, 300, 1.8, 0.02), (200, 800, 1.8, 0.02), (1000, 4000, 1.19, 0.04)])
+def test_auc_evidence_is_standard_normal_at_the_tolerance(p: int, n: int, mu: float,
+                                                          effect: float) -> None:
+    """Blocks whose AUC is the reference's minus the tolerance: u ~ N(0, 1) (over
+    references: its variance includes the reference's own error), at the small blocks of
+    low traffic (tolerance half the effect) and the large ones of high traffic (one block
+    standard deviation short of it), where room grows with the block."""
+    reference_auc = statistics.NormalDist().cdf(mu / math.sqrt(2))
+    got = []
+    for repeat in range(20):
+        standardizer = AUCStandardizer(warmup=5)
+        for block in blocks(1000 * repeat + p, 100, p, n, mu):
+            standardizer.add(block)
+        probe = standardizer.score(blocks(1000 * repeat + p + 2, 1, p, n, mu)[0])
+        assert probe is not None
+        tolerated = probe.tolerance(effect)
+        shifted = math.sqrt(2) * statistics.NormalDist().inv_cdf(reference_auc - tolerated)
+        for block in blocks(1000 * repeat + p + 1, 100, p, n, shifted):
+            scored = standardizer.score(block)
+            assert scored is not None
+            got.append((scored.evidence(-1, effect), tolerated))
+    us = [u for (u, _), _ in got]
+    assert abs(statistics.mean(us)) < 0.1
+    assert 0.9 < statistics.stdev(us) < 1.1
+    # room: from the tolerance to the effect, in the block's standard deviations
+    sd = statistics.stdev(b.auc for b in blocks(7 + p, 300, p, n, mu))
+    assert statistics.mean(r for (_, r), _ in got) == pytest.approx(
+        statistics.mean((effect - t) / sd for _, t in got), rel=0.15)
+
+
+@pytest.mark.parametrize(("rate", "trials", "effect"),
+                         [(0.1, 20, 0.05), (0.3, 300, 0.05), (0.1, 20_000, 0.05)])
+def test_rate_evidence_is_standard_normal_at_the_tolerance(rate: float, trials: int,
+                                                           effect: float) -> None:
+    """Error counts at the reference's rate plus the tolerance: u close to N(0, 1) over
+    references (discrete counts of a few errors a block: slightly narrower, as mid-p is),
+    with the tolerance half the effect at 20 trials and nearly all of it at 20 000."""
+    rng = np.random.default_rng(int(rate * 1000) + trials)
+    us, tolerances = [], []
+    for _ in range(20):
+        standardizer = RateStandardizer(warmup=5)
+        for errors in rng.binomial(trials, rate, 100):
+            standardizer.add(int(errors), trials)
+        probe = standardizer.score(0, trials)
+        assert probe is not None
+        tolerated = probe.tolerance(effect)
+        tolerances.append(tolerated)
+        for errors in rng.binomial(trials, standardizer.reference + tolerated, 150):
+            scored = standardizer.score(int(errors), trials)
+            assert scored is not None
+            us.append(scored.evidence(1, effect)[0])
+    assert abs(statistics.mean(us)) < 0.1
+    assert 0.85 < statistics.stdev(us) < 1.1
+    if trials == 20:
+        assert set(tolerances) == {effect / 2}
+    if trials == 20_000:
+        assert min(tolerances) > 0.045
+
+
+def test_a_large_rise_of_a_rate_at_high_traffic_is_not_clamped() -> None:
+    """100 000 trials, the rate 0.10 → 0.20: u is about 32 (the shifted predictive
+    distribution, wide enough for its normal approximation), far past the allowance
+    (about 1); the mid-p of earlier versions stopped at 7.9."""
+    standardizer = RateStandardizer(warmup=1)
+    standardizer.add(10_000, 100_000)
+    scored = standardizer.score(20_000, 100_000)
+    assert scored is not None
+    base = 10_000.5 / 100_001
+    sd0 = math.sqrt(base * (1 - base) * (1 / 100_000 + 1 / 100_002))
+    tolerated = 0.05 - sd0
+    assert scored.tolerance(0.05) == pytest.approx(tolerated, rel=1e-3)
+    u, room = scored.evidence(1, 0.05)
+    sd = math.sqrt((base + tolerated) * (1 - base - tolerated) * (1 / 100_000 + 1 / 100_002))
+    assert u == pytest.approx((0.2 - base - tolerated) / sd, rel=0.01)
+    assert u > 30
+    assert room == pytest.approx(sd0 / sd, rel=0.01)

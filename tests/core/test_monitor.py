@@ -271,10 +271,13 @@ def binormal(seed: int, levels: list[tuple[int, float]], length: int,
 
 
 def blocks_config(arl: float = 200_000.0, **changes: object) -> MonitorConfig:
+    """Blocks watches with a CUSUM of a fixed run length, no time rule and no indifference
+    zone: the block test of earlier versions, against which these tests restate it."""
     spec = DetectorSpec("cusum", {"arl": arl})
     watches = tuple(Watch(m, (spec,), feed="blocks")
                     for m in ("auc", FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE))
-    base: dict[str, object] = {"window_size": 200, "watches": watches}
+    base: dict[str, object] = {"window_size": 200, "watches": watches, "block_seconds": 0.0,
+                               "min_effect_auc": 0.0, "min_effect_rate": 0.0}
     base.update(changes)
     return MonitorConfig(**base)  # type: ignore[arg-type]
 

@@ -81,6 +81,11 @@ SETTINGS = {
                 {"measure": "gmean", "normalized": True, "floor": 0.8,
                  "detectors": [{"name": "adwin"}]},
                 {"measure": "f1", "normalized": True, "floor": 0.8},
+                # Blocks watches with a budgeted CUSUM: the false-alarm budget's panels.
+                {"measure": "false_negative_rate", "feed": "blocks",
+                 "detectors": [{"name": "cusum"}]},
+                {"measure": "false_positive_rate", "feed": "blocks",
+                 "detectors": [{"name": "cusum"}]},
             ],
         }
     },

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from driftwatch.core.detectors.base import (
@@ -14,6 +14,14 @@ from driftwatch.core.detectors.base import (
     check_float,
 )
 from driftwatch.core.sequential import cusum_threshold
+from driftwatch.core.zone import allowance, step
+
+Evidence = Callable[[int], tuple[float, float]]
+"""A block's evidence for one side (−1: a fall, +1: a rise): its u, the z-score against the
+reference moved by the tolerance towards that side, and its room, the distance from the
+tolerance to the minimum effect in block standard deviations (:mod:`driftwatch.core.zone`)."""
+
+_DRIFT = DetectorState.DRIFT
 
 
 class Cusum(Detector):
@@ -31,6 +39,12 @@ class Cusum(Detector):
     2·``arl``, so the pair keeps ``arl``). A shift of the mean by δ standard deviations is
     detected after about (h + 1.17)/(δ − k) inputs (Siegmund's approximation): ``k`` = 0.5
     is the classic choice, best for shifts near 1.
+
+    **Blocks watches** feed it through :meth:`update_block` instead: per block the evidence
+    against an indifference zone and a run length from the model's false-alarm budget
+    (:mod:`driftwatch.core.zone`, :mod:`driftwatch.core.budget`); its sums are then in
+    nats, log-likelihood ratios, so that blocks of different information weigh what they
+    know.
 
     Parameters
     ----------
@@ -65,9 +79,12 @@ class Cusum(Detector):
         "k": ("Reference value (allowance) in standard deviations of the z-scores: shifts "
               "near 2k are detected fastest; 0.5 suits shifts of about one block standard "
               "deviation.", 0.0, 10.0),
-        "arl": ("Target in-control average run length, in inputs (blocks for a blocks "
-                "watch): the mean number of inputs between false alarms. Sets the threshold "
-                "h exactly for N(0, 1) inputs.", 10.0, 1e12),
+        "arl": ("Target in-control average run length, in inputs: the mean number of "
+                "inputs between false alarms. Sets the threshold h exactly for N(0, 1) "
+                "inputs. On a blocks watch leave it out: the run length then follows from "
+                "the model's false-alarm budget (monitoring days_per_false_alarm) and each "
+                "block's record time; given, it is fixed per block, outside the budget.",
+                10.0, 1e12),
         "direction": ("down, up or both; default: the watch's bad direction.", None, None),
     }
 
@@ -82,6 +99,27 @@ class Cusum(Detector):
         self.h = cusum_threshold(2.0 * self.arl if self.direction == "both" else self.arl,
                                  self.k)
         self.reset()
+
+    def update_block(self, evidence: Evidence, arl: float) -> DetectorState:
+        """Feed one block of a blocks watch: ``evidence(side)`` gives the block's (u, room)
+        for a side, ``arl`` the in-control run length, in blocks, at the zone's tolerance
+        (each side of ``"both"`` gets 2·``arl``). The allowance and threshold follow per
+        block (:func:`~driftwatch.core.zone.step`); with an empty zone (room 0) and a fixed
+        ``arl`` this is :meth:`update` of the plain z-score, scaled by 2k."""
+        if self._state is _DRIFT:
+            self._after_drift()
+        if self.direction == "both":
+            arl *= 2.0
+        drift = False
+        if self.direction != "down":
+            u, room = evidence(1)
+            self._up, drift = step(self._up, u, allowance(self.k, room), arl)
+        if self.direction != "up":
+            u, room = evidence(-1)
+            self._down, crossed = step(self._down, u, allowance(self.k, room), arl)
+            drift = drift or crossed
+        state = self._state = DetectorState.DRIFT if drift else DetectorState.STABLE
+        return state
 
     def _reset(self) -> None:
         self._up = 0.0
@@ -99,7 +137,8 @@ class Cusum(Detector):
 
     @property
     def statistic(self) -> float:
-        """The larger of the CUSUM sums (0 right after a reset); an alarm is statistic > h."""
+        """The larger of the CUSUM sums (0 right after a reset); an alarm is statistic > h
+        (fed by :meth:`update_block`: in nats, against that block's threshold)."""
         return max(self._up, self._down)
 
     def _export(self) -> dict[str, Any]:
