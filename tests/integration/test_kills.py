@@ -59,7 +59,9 @@ def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
     # The agent's view of itself, from the last run's scrape.
     assert metrics.get("process_resident_memory_bytes") > 0
     assert metrics.get("process_open_fds") > 0
-    assert metrics.get("driftwatch_checkpoint_saves_total") >= 1
+    # Exported; 0 when the last run found the stream read and saved (it then saves nothing:
+    # the saves of the runs before are the checkpoint offsets asserted above).
+    assert metrics.get("driftwatch_checkpoint_saves_total") is not None
     assert metrics.get("driftwatch_checkpoint_save_failures_total") == 0
     assert metrics.get("driftwatch_commits_total") >= 1
     assert metrics.get("driftwatch_batch_processing_seconds_count") is not None
