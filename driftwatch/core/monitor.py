@@ -58,6 +58,8 @@ from driftwatch.core.config import (
     build_detectors,
 )
 from driftwatch.core.detectors.base import Detector, DetectorState
+from driftwatch.core.estimation.self_check import CheckBlock
+from driftwatch.core.estimation.watch import CALIBRATION_DRIFT, EstimateWatch
 from driftwatch.core.events import Event
 from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.normalization import normalize, threshold
@@ -111,9 +113,10 @@ class Monitor:
         config: what to compute and watch.
     """
 
-    __slots__ = ("_alarm_counts", "_blocks", "_collector", "_error_watches", "_events",
-                 "_last_alarm_time", "_last_event_time", "_sample_every", "_sampled_watches",
-                 "_threshold", "_window", "_window_size", "config", "model")
+    __slots__ = ("_alarm_counts", "_blocks", "_collector", "_error_watches", "_estimate",
+                 "_events", "_last_alarm_time", "_last_event_time", "_predictions_apart",
+                 "_sample_every", "_sampled_watches", "_threshold", "_window",
+                 "_window_size", "config", "model")
 
     def __init__(self, model: str, config: MonitorConfig) -> None:
         self.model = model
@@ -134,10 +137,27 @@ class Monitor:
         self._alarm_counts: dict[tuple[str, str, str], int] = {}
         self._last_event_time: float | None = None
         self._last_alarm_time: float | None = None
+        self._estimate = _new_estimate(config)
+        self._predictions_apart = False
 
     @property
     def window(self) -> PrequentialWindow:
         return self._window
+
+    @property
+    def estimate(self) -> EstimateWatch | None:
+        """The estimated performance (None unless ``config.estimation`` is set)."""
+        return self._estimate
+
+    def predict(self, y_score: float, y_pred: int | None = None) -> None:
+        """A prediction whose label comes later, as it is made (predictions and labels as
+        separate records): it enters the estimate's window now, and its event
+        (:meth:`update`), when its label joins, only checks the estimate. From the first
+        call on, every event this monitor takes is such a joined prediction. Without an
+        estimate nothing happens. ``ValueError`` naming a bad argument, nothing changed."""
+        if self._estimate is not None:
+            self._estimate.predict(y_score, y_pred)
+            self._predictions_apart = True
 
     @property
     def events(self) -> int:
@@ -182,6 +202,13 @@ class Monitor:
         if ts is not None:
             self._last_event_time = ts
         alarms: list[Alarm] = []
+        estimate = self._estimate
+        if estimate is not None:
+            if not self._predictions_apart:
+                estimate.predict(y_score, y_pred)
+            drifted = estimate.label(y_true, y_score, y_pred)
+            if drifted is not None:
+                alarms.append(self._calibration_alarm(drifted, ts))
         error_watches, collector = self._error_watches, self._collector
         if error_watches or collector is not None:
             if y_pred is None:
@@ -217,7 +244,7 @@ class Monitor:
         """
         collector, blocks = self._collector, self._blocks
         if self._error_watches or self._sampled_watches or collector is None or \
-                blocks is None or self.config.adaptive_window:
+                blocks is None or self.config.adaptive_window or self._estimate is not None:
             found = []
             for index, (y, s, t) in enumerate(zip(labels, scores, times, strict=True)):
                 alarms = self.update_values(y, s, None, t)
@@ -320,6 +347,13 @@ class Monitor:
                      ts: float | None, reference: float) -> Alarm:
         return self._alarm(measure, detector, level, value, math.nan, ts, reference)
 
+    def _calibration_alarm(self, block: CheckBlock, ts: float | None) -> Alarm:
+        """The calibration-drift alarm of the check block that raised it: its realized AUC
+        against the AUC its scores promised."""
+        auc = next(m for m in block.measures if m.name == "auc")
+        return self._alarm(CALIBRATION_DRIFT, "cusum", "drift", auc.realized, math.nan, ts,
+                           auc.estimate.value + auc.estimate.bias)
+
     def _alarm(self, measure: str, detector: str, level: Level, value: float, norm: float,
                ts: float | None, reference: float = math.nan) -> Alarm:
         key = (measure, detector, level)
@@ -357,10 +391,13 @@ class Monitor:
             for s in self._watch_states()
             for d, shown in zip(s.detectors, s.shown, strict=True)
         }
+        estimate = None if self._estimate is None else self._estimate.view()
+        if estimate is not None:
+            states[(CALIBRATION_DRIFT, "cusum")] = estimate.detector_state
         return Snapshot(self.model, self._events, positives, negatives, values, normalized,
                         thresholds, states, dict(self._alarm_counts), self._last_event_time,
                         self._last_alarm_time, self.auc_standard_error(),
-                        None if self._blocks is None else self._blocks.budget())
+                        None if self._blocks is None else self._blocks.budget(), estimate)
 
     def _watch_states(self) -> list[WatchState]:
         blocks = [] if self._blocks is None else self._blocks.states
@@ -393,6 +430,8 @@ class Monitor:
             "alarms": [[*key, count] for key, count in sorted(self._alarm_counts.items())],
             "last_event_time": self._last_event_time,
             "last_alarm_time": self._last_alarm_time,
+            "estimate": None if self._estimate is None else self._estimate.export_state(),
+            "predictions_apart": self._predictions_apart,
         }
 
     @classmethod
@@ -449,6 +488,9 @@ class Monitor:
             }
             monitor._last_event_time = state["last_event_time"]
             monitor._last_alarm_time = state["last_alarm_time"]
+            monitor._predictions_apart = bool(state.get("predictions_apart", False))
+            if monitor._estimate is not None and state.get("estimate") is not None:
+                monitor._estimate.restore(state["estimate"])
         except (KeyError, TypeError) as error:
             raise ValueError(f"monitor state is malformed: {error!r}") from error
         return monitor
@@ -463,7 +505,15 @@ class Monitor:
         monitor._alarm_counts = {(m, d, lvl): int(c) for m, d, lvl, c in state["alarms"]}
         monitor._last_event_time = state["last_event_time"]
         monitor._last_alarm_time = state["last_alarm_time"]
+        monitor._predictions_apart = bool(state.get("predictions_apart", False))
         return monitor
+
+
+def _new_estimate(config: MonitorConfig) -> EstimateWatch | None:
+    if config.estimation is None:
+        return None
+    return EstimateWatch(config.estimation, window=config.window_size,
+                         threshold=config.threshold, min_expected=config.block_min_class)
 
 
 def _new_window(config: MonitorConfig) -> PrequentialWindow:

@@ -175,6 +175,19 @@ class PerformanceEstimator:
         self._calibration = calibration
         self._fitting = ([], [])
 
+    def recalibrate(self, calibration: Calibration,
+                    report: CalibrationReport | None = None) -> None:
+        """Use ``calibration`` from now on (a refit after the self-check found the old one
+        wrong): the window's predictions are re-weighed with it and the self-check starts a
+        fresh block (the open one was weighed by the old calibration); ``report`` is the
+        refit's calibration report. A score the new calibration refuses raises its
+        ``ValueError`` and nothing changes. O(d log d)."""
+        self._window.reweigh(calibration.probability)
+        self._calibration = calibration
+        self._check = CalibrationCheck(self._check.min_expected, self._check.threshold)
+        self._fitting = ([], [])
+        self._report = report
+
     def estimates(self) -> dict[str, Estimate]:
         """Each of :data:`~driftwatch.core.estimation.window.ESTIMATED_MEASURES` over the
         window (NaN until calibrated). O(d log d)."""
