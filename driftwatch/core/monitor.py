@@ -58,7 +58,6 @@ from driftwatch.core.config import (
     build_detectors,
 )
 from driftwatch.core.detectors.base import Detector, DetectorState
-from driftwatch.core.estimation.self_check import CheckBlock
 from driftwatch.core.estimation.watch import CALIBRATION_DRIFT, EstimateWatch
 from driftwatch.core.events import Event
 from driftwatch.core.measures import registry as measure_registry
@@ -114,9 +113,8 @@ class Monitor:
     """
 
     __slots__ = ("_alarm_counts", "_blocks", "_collector", "_error_watches", "_estimate",
-                 "_events", "_last_alarm_time", "_last_event_time", "_predictions_apart",
-                 "_sample_every", "_sampled_watches", "_threshold", "_window",
-                 "_window_size", "config", "model")
+                 "_events", "_last_alarm_time", "_last_event_time", "_sample_every",
+                 "_sampled_watches", "_threshold", "_window", "_window_size", "config", "model")
 
     def __init__(self, model: str, config: MonitorConfig) -> None:
         self.model = model
@@ -137,8 +135,7 @@ class Monitor:
         self._alarm_counts: dict[tuple[str, str, str], int] = {}
         self._last_event_time: float | None = None
         self._last_alarm_time: float | None = None
-        self._estimate = _new_estimate(config)
-        self._predictions_apart = False
+        self._estimate = EstimateWatch.of(config)
 
     @property
     def window(self) -> PrequentialWindow:
@@ -148,16 +145,6 @@ class Monitor:
     def estimate(self) -> EstimateWatch | None:
         """The estimated performance (None unless ``config.estimation`` is set)."""
         return self._estimate
-
-    def predict(self, y_score: float, y_pred: int | None = None) -> None:
-        """A prediction whose label comes later, as it is made (predictions and labels as
-        separate records): it enters the estimate's window now, and its event
-        (:meth:`update`), when its label joins, only checks the estimate. From the first
-        call on, every event this monitor takes is such a joined prediction. Without an
-        estimate nothing happens. ``ValueError`` naming a bad argument, nothing changed."""
-        if self._estimate is not None:
-            self._estimate.predict(y_score, y_pred)
-            self._predictions_apart = True
 
     @property
     def events(self) -> int:
@@ -202,13 +189,11 @@ class Monitor:
         if ts is not None:
             self._last_event_time = ts
         alarms: list[Alarm] = []
-        estimate = self._estimate
-        if estimate is not None:
-            if not self._predictions_apart:
-                estimate.predict(y_score, y_pred)
-            drifted = estimate.label(y_true, y_score, y_pred)
-            if drifted is not None:
-                alarms.append(self._calibration_alarm(drifted, ts))
+        if self._estimate is not None:
+            drifted = self._estimate.event(y_true, y_score, y_pred)
+            if drifted is not None:  # the check block's realized and promised AUC
+                alarms.append(self._alarm(CALIBRATION_DRIFT, "cusum", "drift", drifted[0],
+                                          math.nan, ts, drifted[1]))
         error_watches, collector = self._error_watches, self._collector
         if error_watches or collector is not None:
             if y_pred is None:
@@ -347,13 +332,6 @@ class Monitor:
                      ts: float | None, reference: float) -> Alarm:
         return self._alarm(measure, detector, level, value, math.nan, ts, reference)
 
-    def _calibration_alarm(self, block: CheckBlock, ts: float | None) -> Alarm:
-        """The calibration-drift alarm of the check block that raised it: its realized AUC
-        against the AUC its scores promised."""
-        auc = next(m for m in block.measures if m.name == "auc")
-        return self._alarm(CALIBRATION_DRIFT, "cusum", "drift", auc.realized, math.nan, ts,
-                           auc.estimate.value + auc.estimate.bias)
-
     def _alarm(self, measure: str, detector: str, level: Level, value: float, norm: float,
                ts: float | None, reference: float = math.nan) -> Alarm:
         key = (measure, detector, level)
@@ -431,7 +409,6 @@ class Monitor:
             "last_event_time": self._last_event_time,
             "last_alarm_time": self._last_alarm_time,
             "estimate": None if self._estimate is None else self._estimate.export_state(),
-            "predictions_apart": self._predictions_apart,
         }
 
     @classmethod
@@ -488,7 +465,6 @@ class Monitor:
             }
             monitor._last_event_time = state["last_event_time"]
             monitor._last_alarm_time = state["last_alarm_time"]
-            monitor._predictions_apart = bool(state.get("predictions_apart", False))
             if monitor._estimate is not None and state.get("estimate") is not None:
                 monitor._estimate.restore(state["estimate"])
         except (KeyError, TypeError) as error:
@@ -505,15 +481,7 @@ class Monitor:
         monitor._alarm_counts = {(m, d, lvl): int(c) for m, d, lvl, c in state["alarms"]}
         monitor._last_event_time = state["last_event_time"]
         monitor._last_alarm_time = state["last_alarm_time"]
-        monitor._predictions_apart = bool(state.get("predictions_apart", False))
         return monitor
-
-
-def _new_estimate(config: MonitorConfig) -> EstimateWatch | None:
-    if config.estimation is None:
-        return None
-    return EstimateWatch(config.estimation, window=config.window_size,
-                         threshold=config.threshold, min_expected=config.block_min_class)
 
 
 def _new_window(config: MonitorConfig) -> PrequentialWindow:

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from driftwatch.core.config import MonitorConfig
 from driftwatch.core.detectors.base import DetectorState
 from driftwatch.core.detectors.cusum import Cusum
 from driftwatch.core.estimation.calibration import (
@@ -60,7 +61,8 @@ CHECK_K = 0.5
 
 STATE_VERSION = 1
 _STATE_KEYS = frozenset({"version", "estimator", "detector", "starting", "refitted",
-                         "refitting", "predictions", "blocks", "refits", "last_z"})
+                         "refitting", "predictions", "blocks", "refits", "last_z", "apart",
+                         "skipped"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,7 @@ class EstimateView:
         refitting: labelled predictions collected for a refit after an alarm (0: none
             under way).
         predictions: predictions estimated so far.
+        skipped: predictions left out (a score the calibration has no probability for).
         check_blocks: self-check blocks closed so far (since the latest calibration).
         last_z: the latest input of the calibration-drift CUSUM (NaN before the first).
         report: the calibration error of the reference or of the fitting labels (None for
@@ -88,6 +91,7 @@ class EstimateView:
     calibration: str
     refitting: int
     predictions: int
+    skipped: int
     check_blocks: int
     last_z: float
     report: CalibrationReport | None
@@ -105,8 +109,8 @@ class EstimateWatch:
             ``block_min_class``).
     """
 
-    __slots__ = ("_blocks", "_detector", "_estimator", "_last_z", "_min_expected",
-                 "_predictions", "_refits", "_refitted", "_refitting", "_starting",
+    __slots__ = ("_apart", "_blocks", "_detector", "_estimator", "_last_z", "_min_expected",
+                 "_predictions", "_refits", "_refitted", "_refitting", "_skipped", "_starting",
                  "_threshold", "_window", "config")
 
     def __init__(self, config: EstimationConfig, *, window: int, threshold: float,
@@ -122,6 +126,17 @@ class EstimateWatch:
         self._blocks = 0
         self._refits = 0
         self._last_z = math.nan
+        self._apart = False
+        self._skipped = 0
+
+    @classmethod
+    def of(cls, config: MonitorConfig) -> EstimateWatch | None:
+        """A monitor's watch: its window, threshold and block size (None without
+        ``config.estimation``)."""
+        if config.estimation is None:
+            return None
+        return cls(config.estimation, window=config.window_size, threshold=config.threshold,
+                   min_expected=config.block_min_class)
 
     def _new_estimator(self) -> PerformanceEstimator:
         config = self.config
@@ -148,14 +163,45 @@ class EstimateWatch:
         return self._predictions
 
     @property
+    def skipped(self) -> int:
+        """Predictions left out: their score has no probability under the calibration."""
+        return self._skipped
+
+    @property
     def trusted(self) -> bool:
         return self._estimator.calibrated and self._refitting is None
 
     def predict(self, y_score: float, y_pred: int | None = None) -> None:
-        """One prediction as it is made (``ValueError`` naming a bad argument, nothing
-        changed: a score outside [0, 1] under an assumed calibration, say)."""
-        self._estimator.predict(y_score, y_pred)
+        """A prediction whose label comes later (predictions and labels as separate
+        records), as it is made: it enters the window now, and from this call on every
+        :meth:`event` is taken as the label of such a prediction (checked, not entered
+        again). Values are checked events' values."""
+        self._apart = True
+        self._enter(y_score, y_pred)
+
+    def _enter(self, y_score: float, y_pred: int | None) -> None:
+        """A score the calibration has no probability for (outside [0, 1] under an assumed
+        calibration) is left out of the estimate and counted (:attr:`skipped`): the
+        event itself was valid, and the rest of the monitor took it."""
+        try:
+            self._estimator.predict(y_score, y_pred)
+        except ValueError:
+            self._skipped += 1
+            return
         self._predictions += 1
+
+    def event(self, y_true: int, y_score: float,
+              y_pred: int | None = None) -> tuple[float, float] | None:
+        """A labelled prediction: entered (unless its prediction came apart, :meth:`predict`)
+        and checked (:meth:`label`). On a calibration-drift alarm, the check block's realized
+        AUC and the AUC its scores promised (estimate + bias), else None."""
+        if not self._apart:
+            self._enter(y_score, y_pred)
+        block = self.label(y_true, y_score, y_pred)
+        if block is None:
+            return None
+        auc = next(m for m in block.measures if m.name == "auc")
+        return auc.realized, auc.estimate.value + auc.estimate.bias
 
     def label(self, y_true: int, y_score: float, y_pred: int | None = None) -> CheckBlock | None:
         """A prediction whose label has joined: the check block that raised a
@@ -168,7 +214,10 @@ class EstimateWatch:
             if len(refitting[0]) >= self.config.first_n:
                 self._refit()
             return None
-        block = self._estimator.label(y_true, y_score, y_pred)
+        try:
+            block = self._estimator.label(y_true, y_score, y_pred)
+        except ValueError:  # a score the calibration refuses: skipped when predicted
+            return None
         if block is None:
             return None
         self._blocks += 1
@@ -211,7 +260,8 @@ class EstimateWatch:
         return EstimateView(
             estimates=estimator.estimates(), trusted=self.trusted, calibration=source,
             refitting=0 if self._refitting is None else len(self._refitting[0]),
-            predictions=self._predictions, check_blocks=self._blocks, last_z=self._last_z,
+            predictions=self._predictions, skipped=self._skipped, check_blocks=self._blocks,
+            last_z=self._last_z,
             report=estimator.report,
             detector_state="drift" if self._refitting is not None else "stable")
 
@@ -229,6 +279,8 @@ class EstimateWatch:
             "blocks": self._blocks,
             "refits": self._refits,
             "last_z": self._last_z,
+            "apart": self._apart,
+            "skipped": self._skipped,
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
@@ -258,6 +310,8 @@ class EstimateWatch:
             fresh._blocks = int(state["blocks"])
             fresh._refits = int(state["refits"])
             fresh._last_z = float(state["last_z"])
+            fresh._apart = bool(state["apart"])
+            fresh._skipped = int(state["skipped"])
         except (TypeError, ValueError, KeyError) as error:
             raise ValueError(f"estimate state {error}") from error
         for name in self.__slots__:

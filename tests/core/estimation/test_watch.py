@@ -139,8 +139,9 @@ def test_predictions_apart_enter_once() -> None:
     apart = Monitor("m", config())
     for label, score in zip(y, s, strict=True):
         whole.update_values(label, score, None, None)
+    assert apart.estimate is not None
     for score in s:
-        apart.predict(score)
+        apart.estimate.predict(score)
     for label, score in zip(y, s, strict=True):
         apart.update_values(label, score, None, None)
     a, b = whole.snapshot().estimate, apart.snapshot().estimate
@@ -191,9 +192,19 @@ def test_a_bad_estimate_state_is_refused_whole() -> None:
     assert estimate.export_state() == before
 
 
-def test_a_score_outside_the_assumed_calibration_is_refused_by_name() -> None:
+def test_a_score_outside_the_assumed_calibration_is_skipped_and_counted() -> None:
+    """The event is valid (any finite score is): the window and blocks take it, the estimate
+    leaves it out, says so, and its label is not checked."""
     monitor = Monitor("m", config())
-    with pytest.raises(ValueError, match="y_score"):
-        monitor.predict(1.5)
     estimate = monitor.estimate
-    assert estimate is not None and estimate.predictions == 0
+    assert estimate is not None
+    estimate.predict(1.5)
+    estimate.predict(0.7)
+    monitor.update_values(0, 1.5, None, None)  # the labels of both: nothing entered again
+    monitor.update_values(1, 0.7, None, None)
+    assert (estimate.predictions, estimate.skipped) == (1, 1)
+    whole = Monitor("m", config())
+    whole.update_values(1, 2.5, None, None)
+    view = whole.snapshot().estimate
+    assert view is not None and (view.predictions, view.skipped) == (0, 1)
+    assert whole.events == 1
