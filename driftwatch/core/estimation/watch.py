@@ -56,6 +56,9 @@ from driftwatch.core.state import check_state
 CALIBRATION_DRIFT = "calibration_drift"
 """The ``measure`` of a calibration-drift alarm (its detector is ``cusum``)."""
 
+CHECKED = ("auc",)
+"""What the self-check scores per block: the AUC, whose z-score the CUSUM watches."""
+
 CHECK_K = 0.5
 """The CUSUM's allowance: shifts of about one standard deviation of a block's z-score."""
 
@@ -153,7 +156,8 @@ class EstimateWatch:
             calibration, fit_size = None, config.first_n
         estimator = PerformanceEstimator(window=self._window, threshold=self._threshold,
                                          calibration=calibration, fit_size=fit_size,
-                                         min_expected=self._min_expected)
+                                         min_expected=self._min_expected,
+                                         checked=CHECKED)
         if self._refitted is None and config.reference_report is not None:
             estimator._report = config.reference_report
         return estimator
@@ -195,18 +199,29 @@ class EstimateWatch:
         """A labelled prediction: entered (unless its prediction came apart, :meth:`predict`)
         and checked (:meth:`label`). On a calibration-drift alarm, the check block's realized
         AUC and the AUC its scores promised (estimate + bias), else None."""
-        if not self._apart:
+        if self._apart:
+            block = self.label(y_true, y_score, y_pred)
+        elif self._refitting is None:
+            try:
+                block = self._estimator.observe_valid(y_true, y_score, y_pred)
+            except ValueError:  # no probability for the score: left out, counted
+                self._skipped += 1
+                return None
+            self._predictions += 1
+            block = None if block is None else self._checked(block)
+        else:
             self._enter(y_score, y_pred)
-        block = self.label(y_true, y_score, y_pred)
+            block = self.label(y_true, y_score, y_pred)
         if block is None:
             return None
         auc = next(m for m in block.measures if m.name == "auc")
         return auc.realized, auc.estimate.value + auc.estimate.bias
 
     def label(self, y_true: int, y_score: float, y_pred: int | None = None) -> CheckBlock | None:
-        """A prediction whose label has joined: the check block that raised a
-        calibration-drift alarm, if this label closed one that did (then the estimate is
-        untrusted and a refit starts), else None."""
+        """A prediction whose label has joined (checked values: a 0/1 label and prediction
+        or None, a finite float score): the check block that raised a calibration-drift
+        alarm, if this label closed one that did (then the estimate is untrusted and a refit
+        starts), else None."""
         refitting = self._refitting
         if refitting is not None:
             refitting[0].append(check_label(y_true, "y_true"))
@@ -215,11 +230,14 @@ class EstimateWatch:
                 self._refit()
             return None
         try:
-            block = self._estimator.label(y_true, y_score, y_pred)
+            block = self._estimator.label_valid(y_true, y_score, y_pred)
         except ValueError:  # a score the calibration refuses: skipped when predicted
             return None
-        if block is None:
-            return None
+        return None if block is None else self._checked(block)
+
+    def _checked(self, block: CheckBlock) -> CheckBlock | None:
+        """A closed check block to the CUSUM: itself if it raised the alarm (then the
+        refit starts), else None."""
         self._blocks += 1
         z: float | None = block.z("auc")
         if self._starting is not None and z is not None:

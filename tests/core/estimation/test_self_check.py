@@ -185,3 +185,26 @@ def test_self_starting_skips_nan_restarts_and_restores() -> None:
     assert starting.update(2.0) == 0.0
     with pytest.raises(ValueError, match="warmup"):
         SelfStarting(warmup=0)
+
+
+def test_a_check_of_some_measures_scores_those_as_the_full_check_does() -> None:
+    """``measures`` leaves the others out and changes nothing of those it keeps (a monitor
+    checks the AUC only)."""
+    rng = np.random.default_rng(31)
+    full, auc_only = CalibrationCheck(10), CalibrationCheck(10, measures=("auc",))
+    rates = CalibrationCheck(10, measures=("false_positive_rate", "prevalence"))
+    for _ in range(2_000):
+        score = float(rng.random())
+        label = int(rng.random() < score)
+        blocks = [c.update(label, score, score) for c in (full, auc_only, rates)]
+        if blocks[0] is None:
+            assert blocks[1] is None and blocks[2] is None
+            continue
+        everything, auc, some = blocks
+        assert auc is not None and some is not None
+        assert auc.measures == tuple(m for m in everything.measures if m.name == "auc")
+        assert some.measures == tuple(m for m in everything.measures
+                                      if m.name in ("prevalence", "false_positive_rate"))
+    assert full.blocks == auc_only.blocks > 20
+    with pytest.raises(ValueError, match="measures"):
+        CalibrationCheck(10, measures=("gmean",))
