@@ -3,7 +3,9 @@
 The agent's loop without Kafka (:meth:`~driftwatch.agent.Agent.process_batch` on in-memory
 records of one model, batches of 500, checkpoints off), publishing its snapshot as its loop
 does (about once a second: the estimate is read there, O(d log d), never per event), with
-the default monitors at d = 1000. Two layouts of the same calibrated stream: whole events
+the default monitors at d = 1000, 100 predictions per second of record time (so check blocks,
+like the labelled blocks, close on their 30 s rather than on 20 expected events of each
+class). Two layouts of the same calibrated stream: whole events
 (each record a label and a score: every event enters the estimate and checks it) and
 predictions and labels as separate records joined by the agent (``join.kind_field``;
 predictions enter the estimate when read, labels check it when they join, each 200
@@ -28,6 +30,7 @@ from driftwatch.settings import Settings
 
 TOPIC = "bench-events"
 LAG = 200  # a label arrives 200 predictions after its prediction (joined layout)
+RATE = 100.0  # predictions per second of record time
 
 
 def values(count: int, joined: bool) -> list[bytes]:
@@ -38,16 +41,16 @@ def values(count: int, joined: bool) -> list[bytes]:
         p = 1.0 / (1.0 + math.exp(-(-1.4 + 1.5 * rng.gauss(0.0, 1.0))))
         events.append((i, int(rng.random() < p), p))
     if not joined:
-        return [json.dumps({"model": "bench", "label": y, "score": p, "ts": 1.7e9 + i}).encode()
-                for i, y, p in events]
+        return [json.dumps({"model": "bench", "label": y, "score": p,
+                            "ts": 1.7e9 + i / RATE}).encode() for i, y, p in events]
     out = []
     for i, _, p in events:
         out.append(json.dumps({"kind": "prediction", "event_id": i, "model": "bench",
-                               "score": p, "ts": 1.7e9 + i}).encode())
+                               "score": p, "ts": 1.7e9 + i / RATE}).encode())
         if i >= LAG:
             j, y, _ = events[i - LAG]
             out.append(json.dumps({"kind": "label", "event_id": j, "label": y,
-                                   "ts": 1.7e9 + i}).encode())
+                                   "ts": 1.7e9 + i / RATE}).encode())
     return out
 
 

@@ -190,7 +190,7 @@ class Monitor:
             self._last_event_time = ts
         alarms: list[Alarm] = []
         if self._estimate is not None:
-            drifted = self._estimate.event(y_true, y_score, y_pred)
+            drifted = self._estimate.event(y_true, y_score, y_pred, ts)
             if drifted is not None:  # the check block's realized and promised AUC
                 alarms.append(self._alarm(CALIBRATION_DRIFT, "cusum", "drift", drifted[0],
                                           math.nan, ts, drifted[1]))

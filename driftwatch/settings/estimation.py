@@ -58,9 +58,10 @@ class EstimationSettings(_Section):
         default=DEFAULT_CHECK_ARL, ge=10.0, le=1e12,
         description=(
             "In-control average run length, in self-check blocks, of the calibration-drift "
-            "CUSUM: the mean number of blocks (each of block_min_class expected positives "
-            "and negatives) between false calibration_drift alarms while the calibration "
-            "holds."))
+            "CUSUM: the mean number of blocks between false calibration_drift alarms while "
+            "the calibration holds. A block closes once it expects block_min_class positives "
+            "and as many negatives and spans block_seconds of record time, so the default "
+            "is at least 35 days per false alarm at the default block_seconds."))
 
     _loaded: EstimationConfig | None = PrivateAttr(default=None)
 

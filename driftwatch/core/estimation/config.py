@@ -33,9 +33,10 @@ DEFAULT_FIRST_N = 5000
 a fit needs several hundred of the rarer class; 2 000 at 1:15 left ±1.96 SE covering only
 87–90 % of the realized values)."""
 
-DEFAULT_CHECK_ARL = 10_000.0
-"""In-control run length, in check blocks, of the calibration-drift CUSUM (the label-free
-signals' default, ``join.score_drift.arl``)."""
+DEFAULT_CHECK_ARL = 100_000.0
+"""In-control run length, in check blocks, of the calibration-drift CUSUM. A check block
+spans at least the monitor's ``block_seconds`` (30 s by default) of record time, so this is
+at least 35 days per false alarm at any traffic, about the false-alarm budget's 30 days."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,6 +71,9 @@ class PerformanceEstimator:
         checked: the measures the self-check scores per block (all of
             :data:`~driftwatch.core.estimation.self_check.CHECKED_MEASURES` by default; a
             monitor asks for the AUC only, the one its CUSUM watches, which costs a third).
+        min_seconds: the record time a check block spans at least (the monitor's
+            ``block_seconds``; labelled predictions without a time close blocks on
+            information alone).
 
     Example: calibrated scores; a check block closes once it expects ``min_expected``
     positives and as many negatives (here Σp = 2.3, Σ(1 − p) = 2.7 at the fifth label).
@@ -95,7 +98,8 @@ class PerformanceEstimator:
                  calibration: Calibration | None = IdentityCalibration(),  # noqa: B008
                  fit_size: int | None = None,
                  min_expected: int = DEFAULT_MIN_EXPECTED,
-                 checked: tuple[str, ...] = CHECKED_MEASURES) -> None:
+                 checked: tuple[str, ...] = CHECKED_MEASURES,
+                 min_seconds: float = 0.0) -> None:
         if calibration is None:
             if isinstance(fit_size, bool) or not isinstance(fit_size, int) or fit_size < 2:
                 raise ValueError(f"fit_size must be an integer ≥ 2 when the calibration is "
@@ -106,7 +110,7 @@ class PerformanceEstimator:
         self.fit_size = fit_size
         self._calibration = calibration
         self._window = EstimatedWindow(window, threshold)
-        self._check = CalibrationCheck(min_expected, threshold, checked)
+        self._check = CalibrationCheck(min_expected, threshold, checked, min_seconds)
         self._fitting: tuple[list[int], list[float]] = ([], [])
         self._report: CalibrationReport | None = None
 
@@ -171,8 +175,8 @@ class PerformanceEstimator:
             return None
         return self._check.update(label, score, self._calibration.probability(score), y_pred)
 
-    def observe_valid(self, y_true: int, y_score: float,
-                      y_pred: int | None = None) -> CheckBlock | None:
+    def observe_valid(self, y_true: int, y_score: float, y_pred: int | None = None,
+                      ts: float | None = None) -> CheckBlock | None:
         """:meth:`predict` then :meth:`label` of one prediction whose label came with it,
         its probability computed once, the values not checked again (a monitor's checked
         event: a 0/1 label and prediction, a finite float score). A score the calibration
@@ -180,13 +184,13 @@ class PerformanceEstimator:
         calibration = self._calibration
         if calibration is None:
             self._window.update_valid(y_score, 0, y_pred)
-            return self.label_valid(y_true, y_score, y_pred)
+            return self.label_valid(y_true, y_score, y_pred, ts)
         w = weight(calibration.probability(y_score))
         self._window.update_valid(y_score, w, y_pred)
-        return self._check.update_valid(y_true, y_score, w, y_pred)
+        return self._check.update_valid(y_true, y_score, w, y_pred, ts)
 
-    def label_valid(self, y_true: int, y_score: float,
-                    y_pred: int | None = None) -> CheckBlock | None:
+    def label_valid(self, y_true: int, y_score: float, y_pred: int | None = None,
+                    ts: float | None = None) -> CheckBlock | None:
         """:meth:`label` of checked values (those of :meth:`observe_valid`), not checked
         again. A score the calibration has no probability for is a ``ValueError``, and
         nothing changes."""
@@ -194,7 +198,7 @@ class PerformanceEstimator:
         if calibration is None:
             return self.label(y_true, y_score, y_pred)
         return self._check.update_valid(y_true, y_score,
-                                        weight(calibration.probability(y_score)), y_pred)
+                                        weight(calibration.probability(y_score)), y_pred, ts)
 
     def _fit(self) -> None:
         labels, scores = self._fitting
@@ -214,10 +218,14 @@ class PerformanceEstimator:
         ``ValueError`` and nothing changes. O(d log d)."""
         self._window.reweigh(calibration.probability)
         self._calibration = calibration
-        self._check = CalibrationCheck(self._check.min_expected, self._check.threshold,
-                                       self._check.measures)
+        self._check = self._fresh_check()
         self._fitting = ([], [])
         self._report = report
+
+    def _fresh_check(self) -> CalibrationCheck:
+        check = self._check
+        return CalibrationCheck(check.min_expected, check.threshold, check.measures,
+                                check.min_seconds)
 
     def estimates(self) -> dict[str, Estimate]:
         """Each of :data:`~driftwatch.core.estimation.window.ESTIMATED_MEASURES` over the
@@ -256,8 +264,7 @@ class PerformanceEstimator:
                 window.reweigh(calibration.probability)
         else:
             calibration = None if saved is None else calibration_from_state(saved)
-        check = CalibrationCheck(self._check.min_expected, self._check.threshold,
-                                 self._check.measures)
+        check = self._fresh_check()
         check.restore(state["check"])
         try:
             labels, scores = state["fitting"]

@@ -243,10 +243,12 @@ class CalibrationCheck:
     near 1, is dropped).
     """
 
-    __slots__ = ("_block", "_blocks", "_expected", "measures", "min_expected", "threshold")
+    __slots__ = ("_block", "_blocks", "_expected", "_start", "measures", "min_expected",
+                 "min_seconds", "threshold")
 
     def __init__(self, min_expected: int = DEFAULT_MIN_EXPECTED, threshold: float = 0.5,
-                 measures: tuple[str, ...] = CHECKED_MEASURES) -> None:
+                 measures: tuple[str, ...] = CHECKED_MEASURES,
+                 min_seconds: float = 0.0) -> None:
         if isinstance(min_expected, bool) or not isinstance(min_expected, int) \
                 or min_expected < 2:
             raise ValueError(f"min_expected must be an integer ≥ 2, got {min_expected!r}")
@@ -256,8 +258,13 @@ class CalibrationCheck:
             raise ValueError(f"measures must be some of {', '.join(CHECKED_MEASURES)}, "
                              f"got {measures!r}")
         self.measures = tuple(measures)
+        if isinstance(min_seconds, bool) or not isinstance(min_seconds, int | float) \
+                or not 0.0 <= min_seconds <= 86_400.0:
+            raise ValueError(f"min_seconds must be a number in [0, 86400], got {min_seconds!r}")
+        self.min_seconds = float(min_seconds)
         self._block: list[tuple[int, float, float, int]] = []
         self._expected = [0, 0]  # Σw and Σ(SCALE − w) of the open block, exact
+        self._start: float | None = None  # the open block's first time
         self._blocks = 0
 
     @property
@@ -281,17 +288,25 @@ class CalibrationCheck:
         pred = None if y_pred is None else check_label(y_pred, "y_pred")
         return self.update_valid(label, score, w, pred)
 
-    def update_valid(self, y_true: int, y_score: float, w: int,
-                     y_pred: int | None = None) -> CheckBlock | None:
+    def update_valid(self, y_true: int, y_score: float, w: int, y_pred: int | None = None,
+                     ts: float | None = None) -> CheckBlock | None:
         """:meth:`update` of checked values (a 0/1 label and prediction or None, a finite
-        float score) and the probability's fixed-point weight w, not checked again."""
+        float score and time or None) and the probability's fixed-point weight w, not checked
+        again. With ``min_seconds``, a block also spans that much time (``ts`` since the
+        block's first time; events without a time close blocks on information alone): at
+        high traffic blocks then hold more predictions and close less often, as the
+        labelled block watches' do (a time is independent of the labels given the scores,
+        so the null distributions still hold)."""
         pred = (1 if y_score >= self.threshold else 0) if y_pred is None else y_pred
         self._block.append((y_true, y_score, w / SCALE, pred))
+        if self._start is None:
+            self._start = ts
         expected = self._expected
         expected[0] += w
         expected[1] += SCALE - w
         goal = self.min_expected * SCALE
-        if expected[0] >= goal and expected[1] >= goal:
+        if expected[0] >= goal and expected[1] >= goal and (
+                ts is None or self._start is None or ts - self._start >= self.min_seconds):
             block = self._block
             self._clear()
             self._blocks += 1
@@ -304,25 +319,34 @@ class CalibrationCheck:
     def _clear(self) -> None:
         self._block = []
         self._expected = [0, 0]
+        self._start = None
 
     def export_state(self) -> dict[str, Any]:
         return {"version": STATE_VERSION, "block": [list(e) for e in self._block],
-                "blocks": self._blocks}
+                "blocks": self._blocks, "start": self._start}
 
     def restore(self, state: Mapping[str, Any]) -> None:
         """Continue from :meth:`export_state` (this check's parameters kept); a state this
         version cannot read is a ``ValueError`` naming the problem, and nothing changes."""
         state = check_state(state, _STATE_KEYS, STATE_VERSION)
-        fresh = CalibrationCheck(self.min_expected, self.threshold, self.measures)
         try:
-            for label, score, probability, pred in state["block"]:
-                fresh.update(label, score, probability, pred)
+            block = [(check_label(label), check_score(score), weight(probability),
+                      check_label(pred)) for label, score, probability, pred in state["block"]]
             blocks = int(state["blocks"])
+            start = state.get("start")  # absent from states saved before the time rule
+            start = None if start is None else check_score(start, "start")
         except (TypeError, ValueError) as error:
             raise ValueError(f"state {error}") from error
-        if fresh._blocks:
+        if len(block) >= BLOCK_LIMIT:
+            raise ValueError("state block is longer than a block may be")
+        total = sum(w for _, _, w, _ in block)
+        goal = self.min_expected * SCALE
+        if total >= goal and len(block) * SCALE - total >= goal and (
+                self.min_seconds == 0.0 or start is None):
             raise ValueError("state block holds a closed block")
-        self._block, self._expected, self._blocks = fresh._block, fresh._expected, blocks
+        self._block = [(y, s, w / SCALE, p) for y, s, w, p in block]
+        self._expected = [total, len(block) * SCALE - total]
+        self._start, self._blocks = start, blocks
 
 
 class SelfStarting:

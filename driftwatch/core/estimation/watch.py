@@ -113,13 +113,14 @@ class EstimateWatch:
     """
 
     __slots__ = ("_apart", "_blocks", "_detector", "_estimator", "_last_z", "_min_expected",
-                 "_predictions", "_refits", "_refitted", "_refitting", "_skipped", "_starting",
-                 "_threshold", "_window", "config")
+                 "_min_seconds", "_predictions", "_refits", "_refitted", "_refitting",
+                 "_skipped", "_starting", "_threshold", "_window", "config")
 
     def __init__(self, config: EstimationConfig, *, window: int, threshold: float,
-                 min_expected: int) -> None:
+                 min_expected: int, min_seconds: float = 0.0) -> None:
         self.config = config
         self._window, self._threshold, self._min_expected = window, threshold, min_expected
+        self._min_seconds = min_seconds
         self._refitted: IsotonicCalibration | None = None
         self._estimator = self._new_estimator()
         self._detector = Cusum(k=CHECK_K, arl=config.check_arl, direction="both")
@@ -139,7 +140,7 @@ class EstimateWatch:
         if config.estimation is None:
             return None
         return cls(config.estimation, window=config.window_size, threshold=config.threshold,
-                   min_expected=config.block_min_class)
+                   min_expected=config.block_min_class, min_seconds=config.block_seconds)
 
     def _new_estimator(self) -> PerformanceEstimator:
         config = self.config
@@ -157,7 +158,7 @@ class EstimateWatch:
         estimator = PerformanceEstimator(window=self._window, threshold=self._threshold,
                                          calibration=calibration, fit_size=fit_size,
                                          min_expected=self._min_expected,
-                                         checked=CHECKED)
+                                         checked=CHECKED, min_seconds=self._min_seconds)
         if self._refitted is None and config.reference_report is not None:
             estimator._report = config.reference_report
         return estimator
@@ -194,16 +195,16 @@ class EstimateWatch:
             return
         self._predictions += 1
 
-    def event(self, y_true: int, y_score: float,
-              y_pred: int | None = None) -> tuple[float, float] | None:
+    def event(self, y_true: int, y_score: float, y_pred: int | None = None,
+              ts: float | None = None) -> tuple[float, float] | None:
         """A labelled prediction: entered (unless its prediction came apart, :meth:`predict`)
         and checked (:meth:`label`). On a calibration-drift alarm, the check block's realized
         AUC and the AUC its scores promised (estimate + bias), else None."""
         if self._apart:
-            block = self.label(y_true, y_score, y_pred)
+            block = self.label(y_true, y_score, y_pred, ts)
         elif self._refitting is None:
             try:
-                block = self._estimator.observe_valid(y_true, y_score, y_pred)
+                block = self._estimator.observe_valid(y_true, y_score, y_pred, ts)
             except ValueError:  # no probability for the score: left out, counted
                 self._skipped += 1
                 return None
@@ -211,13 +212,14 @@ class EstimateWatch:
             block = None if block is None else self._checked(block)
         else:
             self._enter(y_score, y_pred)
-            block = self.label(y_true, y_score, y_pred)
+            block = self.label(y_true, y_score, y_pred, ts)
         if block is None:
             return None
         auc = next(m for m in block.measures if m.name == "auc")
         return auc.realized, auc.estimate.value + auc.estimate.bias
 
-    def label(self, y_true: int, y_score: float, y_pred: int | None = None) -> CheckBlock | None:
+    def label(self, y_true: int, y_score: float, y_pred: int | None = None,
+              ts: float | None = None) -> CheckBlock | None:
         """A prediction whose label has joined (checked values: a 0/1 label and prediction
         or None, a finite float score): the check block that raised a calibration-drift
         alarm, if this label closed one that did (then the estimate is untrusted and a refit
@@ -230,7 +232,7 @@ class EstimateWatch:
                 self._refit()
             return None
         try:
-            block = self._estimator.label_valid(y_true, y_score, y_pred)
+            block = self._estimator.label_valid(y_true, y_score, y_pred, ts)
         except ValueError:  # a score the calibration refuses: skipped when predicted
             return None
         return None if block is None else self._checked(block)
@@ -307,7 +309,7 @@ class EstimateWatch:
         and nothing changes."""
         state = check_state(state, _STATE_KEYS, STATE_VERSION)
         fresh = EstimateWatch(self.config, window=self._window, threshold=self._threshold,
-                              min_expected=self._min_expected)
+                              min_expected=self._min_expected, min_seconds=self._min_seconds)
         try:
             if state["refitted"] is not None:
                 refitted = calibration_from_state(state["refitted"])
