@@ -66,7 +66,7 @@ def cpu_per_record(records: list[Record], estimation: bool, joined: bool) -> flo
     start = time.process_time()
     for first in range(0, len(records), 500):
         agent.process_batch(records[first:first + 500])
-        agent._publish_snapshot()  # noqa: SLF001 - what the loop does after each batch
+        agent._publish_snapshot()  # what the loop does after each batch
     return (time.process_time() - start) / len(records)
 
 

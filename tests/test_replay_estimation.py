@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def calibrated(seed: int, *, covariate_shift: bool = False,
 
 
 def replay(tmp_path: Path, capsys: pytest.CaptureFixture[str], labels: list[int],
-           scores: list[float], estimation: dict[str, object]) -> dict[str, object]:
+           scores: list[float], estimation: dict[str, object]) -> Any:
     data = tmp_path / "events.jsonl"
     data.write_text("".join(json.dumps({"model": "m", "label": y, "score": s, "ts": float(i)})
                             + "\n" for i, (y, s) in enumerate(zip(labels, scores,
@@ -45,8 +46,7 @@ def replay(tmp_path: Path, capsys: pytest.CaptureFixture[str], labels: list[int]
     config.write_text(yaml.safe_dump(
         {"monitoring": {"defaults": {"estimation": {"enabled": True, **estimation}}}}))
     assert main(["replay", str(data), "--config", str(config), "--json"]) == 0
-    report: dict[str, object] = json.loads(capsys.readouterr().out)
-    return report
+    return json.loads(capsys.readouterr().out)
 
 
 def test_the_estimate_follows_the_realized_auc_under_a_covariate_shift(
@@ -56,7 +56,7 @@ def test_the_estimate_follows_the_realized_auc_under_a_covariate_shift(
     after = replay(tmp_path, capsys, labels, scores, {})
     views = []
     for report in (before, after):
-        model = report["models"]["m"]  # type: ignore[index]
+        model = report["models"]["m"]
         estimated = model["estimated"]["auc"]
         realized = model["measures"]["auc"]
         # Within the realized AUC's own sampling error around the estimate (its SE).
@@ -71,8 +71,8 @@ def test_the_estimate_follows_the_realized_auc_under_a_covariate_shift(
     for score in scores:
         direct.predict(score)
     assert after["models"]["m"]["estimated"]["auc"]["value"] == \
-        direct.estimates()["auc"].value  # type: ignore[index]
-    assert not [a for a in after["alarms"]  # type: ignore[attr-defined]
+        direct.estimates()["auc"].value
+    assert not [a for a in after["alarms"]
                 if a["measure"] == "calibration_drift"]
 
 
@@ -80,12 +80,12 @@ def test_a_concept_change_raises_calibration_drift(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     labels, scores = calibrated(2, concept_change=True)
     report = replay(tmp_path, capsys, labels, scores, {"first_n": 2_000})
-    alarms = [a for a in report["alarms"]  # type: ignore[attr-defined]
+    alarms = [a for a in report["alarms"]
               if a["measure"] == "calibration_drift"]
     assert len(alarms) == 1, alarms
     assert SHIFT_AT < alarms[0]["event"] < SHIFT_AT + 3_000
     assert alarms[0]["detector"] == "cusum" and alarms[0]["level"] == "drift"
-    estimate = report["models"]["m"]["estimate"]  # type: ignore[index]
+    estimate = report["models"]["m"]["estimate"]
     # Refitted on the 2 000 labels after the alarm: trusted again, on the new concept.
     assert estimate["calibration"] == "refit" and estimate["trusted"]
     assert estimate["calibration_error"]["events"] == 2_000

@@ -77,10 +77,11 @@ def offline(rs: list[Prediction | Label], settings: Settings) -> Monitor:
 def wait_all(agent: Any, rs: list[Prediction | Label]) -> Metrics:
     labels = sum(isinstance(r, Label) for r in rs)
     predictions = len(rs) - labels
-    return agent.wait_metrics(
+    metrics: Metrics = agent.wait_metrics(
         lambda m: m.total("driftwatch_join_predictions_total") == predictions
         and m.total("driftwatch_join_labels_total") == labels,
         f"{predictions} predictions and {labels} labels read")
+    return metrics
 
 
 def test_the_estimate_is_exported_checkpointed_and_restored(

@@ -57,10 +57,11 @@ def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_estimate_metrics_on_the_real_endpoint(tmp_path: Path) -> None:
-    settings = Settings(checkpoint={"backend": "file", "directory": str(tmp_path)},
-                        metrics={"host": "127.0.0.1", "port": 0},
-                        join={"enabled": True, "kind_field": "kind"},
-                        monitoring={"defaults": {"estimation": {"enabled": True}}})
+    settings = Settings.model_validate({
+        "checkpoint": {"backend": "file", "directory": str(tmp_path)},
+        "metrics": {"host": "127.0.0.1", "port": 0},
+        "join": {"enabled": True, "kind_field": "kind"},
+        "monitoring": {"defaults": {"estimation": {"enabled": True}}}})
     batch, scores = records()
     agent = Agent(settings, source=lambda hook: MemorySource(batch, on_assigned=hook))
     with ExitStack() as resources:
