@@ -89,3 +89,39 @@ def test_a_concept_change_raises_calibration_drift(
     # Refitted on the 2 000 labels after the alarm: trusted again, on the new concept.
     assert estimate["calibration"] == "refit" and estimate["trusted"]
     assert estimate["calibration_error"]["events"] == 2_000
+
+
+def test_with_late_labels_the_estimate_falls_before_the_labels_show_it(tmp_path: Path) -> None:
+    """Predictions now, labels 600 s later (one prediction a second), a covariate shift at
+    SHIFT_AT: the figure's series has the estimated AUC beside the realized one, and the
+    estimate crosses below the old level while the realized AUC, whose labels lag, has not."""
+    from driftwatch.replay.run import Replay, run
+    from driftwatch.replay.sources import JsonLinesSource
+    from driftwatch.settings import Settings
+
+    labels, scores = calibrated(3, covariate_shift=True)
+    lines = []
+    for i, (y, s) in enumerate(zip(labels, scores, strict=True)):
+        lines.append((float(i), {"kind": "prediction", "event_id": i, "model": "m",
+                                 "score": s, "ts": float(i)}))
+        lines.append((i + 600.5, {"kind": "label", "event_id": i, "label": y,
+                                  "ts": i + 600.5}))
+    lines.sort(key=lambda pair: pair[0])
+    data = tmp_path / "records.jsonl"
+    data.write_text("".join(json.dumps(value) + "\n" for _, value in lines))
+    settings = Settings.model_validate({
+        "join": {"enabled": True, "kind_field": "kind", "score_drift": {"enabled": False}},
+        "monitoring": {"defaults": {"estimation": {"enabled": True}}}})
+    replay = Replay(settings.events.event_format(), settings.monitoring.monitor_config,
+                    settings.limits.max_models, series_models=None,
+                    join=(settings.join.delayed_labels(lambda model: 0.5),
+                          settings.join.join_format()))
+    result = run(JsonLinesSource(str(data)), replay, str(data))
+    series = result.series["m"]
+    assert len(series.estimated_auc) == len(series.events) > 100
+    realized = series.raw["auc"]
+    level = realized[len(realized) // 4] - 0.05  # well before the shift, less a margin
+    first = next(i for i, v in enumerate(series.estimated_auc) if v < level)
+    assert realized[first] > level  # the labels have not shown it yet
+    lead = next(i for i, v in enumerate(realized) if v < level) - first
+    assert lead * series.sample_every > 300, lead  # hundreds of predictions (seconds) ahead

@@ -168,6 +168,12 @@ class EstimateWatch:
         return self._predictions
 
     @property
+    def auc(self) -> float:
+        """The estimated AUC alone, without its standard error: O(1) after the window's
+        pending edits (a figure's point), NaN while no calibration is in place."""
+        return self._estimator.window.auc if self._estimator.calibrated else math.nan
+
+    @property
     def skipped(self) -> int:
         """Predictions left out: their score has no probability under the calibration."""
         return self._skipped
