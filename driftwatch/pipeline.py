@@ -112,8 +112,7 @@ class Monitors:
         result = []
         for model, monitor in self._monitors.items():
             seen = (monitor.events, monitor.estimate.predictions if monitor.estimate else 0)
-            cached = self._snapshots.get(model)
-            if cached is None or cached[0] != seen:
+            if (cached := self._snapshots.get(model)) is None or cached[0] != seen:
                 cached = self._snapshots[model] = (seen, monitor.snapshot())
             result.append(cached[1])
         return tuple(result)
@@ -299,8 +298,7 @@ class Pipeline(Generic[W]):
         if isinstance(result, Prediction):
             # Admit the model before its prediction enters the join: pending predictions and
             # label-free watches are bounded by limits.max_models like the monitors.
-            monitor = self.admit(result.model, where)
-            if monitor is None:
+            if (monitor := self.admit(result.model, where)) is None:
                 return
             joined, alarms = delayed.add_prediction(result, monitor.estimate)
             if alarms:
