@@ -14,8 +14,10 @@ positives Σp and negatives Σ(1 − p) both reach ``min_expected``. The boundar
 scores only, never on the labels, so given a block's scores its labels are independent
 Bernoulli(pᵢ) draws and everything :mod:`~driftwatch.core.estimation.expected` derives holds
 exactly for it (a block that closed on its realized counts would end on a label of the rarer
-class, which biases what it measures). Blocks share no prediction, so their z-scores are
-independent while the calibration holds.
+class, which biases what it measures). With ``min_seconds`` a block also spans that much
+record time (a monitor's ``block_seconds``): a time does not depend on the labels given the
+scores either, and at high traffic blocks are fewer and larger. Blocks share no prediction,
+so their z-scores are independent while the calibration holds.
 
 **Per block**, each measure of :data:`CHECKED_MEASURES` gets a z-score of its realized value
 against its distribution given the block's scores and probabilities:

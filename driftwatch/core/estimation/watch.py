@@ -5,7 +5,8 @@ the estimate can be trusted.
 configuration has an :class:`~driftwatch.core.estimation.config.EstimationConfig`. Each
 prediction goes to the :class:`~driftwatch.core.estimation.estimator.PerformanceEstimator`'s
 window as it is made (:meth:`EstimateWatch.predict`); each label, when it joins, to its
-self-check (:meth:`EstimateWatch.label`). Every closed check block gives the AUC's z-score
+self-check (:meth:`EstimateWatch.label`), whose blocks also span the monitor's
+``block_seconds`` of record time. Every closed check block gives the AUC's z-score
 (realized minus estimated, standardized: :mod:`~driftwatch.core.estimation.self_check`),
 and a two-sided CUSUM (k = 0.5, in-control run length ``check_arl`` blocks, the threshold
 derived from it as for every CUSUM of driftwatch) watches those z-scores: a concept change
