@@ -16,8 +16,8 @@ import sys
 
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "budget",
               "agent", "memory", "hostile", "replay", "checkpoint", "kills", "comparison",
-              "score_drift", "state_topic", "handover", "join_memory", "estimate", "brokers",
-              "first_contact")
+              "score_drift", "state_topic", "handover", "join_memory", "estimate", "estimate_cost",
+              "brokers", "first_contact")
 
 
 def _machine() -> str:

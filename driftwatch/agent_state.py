@@ -120,9 +120,10 @@ def join_by_partition(agent: Agent, record: Record, kind: RecordKind | None) -> 
     if isinstance(result, Prediction):
         # Admit the model before its prediction enters the join: pending predictions and
         # label-free watches are bounded by limits.max_models like the monitors.
-        if agent.pipeline.admit(result.model, record) is None:
+        monitor = agent.pipeline.admit(result.model, record)
+        if monitor is None:
             return
-        joined, alarms = delayed.add_prediction(result)
+        joined, alarms = delayed.add_prediction(result, monitor.estimate)
         agent._emit(alarms, record)
     else:
         joined = delayed.add_label(result)

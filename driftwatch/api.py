@@ -31,10 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from driftwatch.core.estimation.expected import Estimate
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Watch
 
-__all__ = ["Alarm", "ModelMonitor", "UpdateResult"]
+__all__ = ["Alarm", "Estimate", "ModelMonitor", "UpdateResult"]
 
 DEFAULT_MODEL = "default"
 """The model id of a monitor built without one (the agent's ``events.model_constant``)."""
@@ -97,7 +98,8 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
                    block_seconds: float | None = None,
                    days_per_false_alarm: float | None = None,
                    min_effect_auc: float | None = None,
-                   min_effect_rate: float | None = None) -> MonitorConfig:
+                   min_effect_rate: float | None = None,
+                   estimation: Mapping[str, Any] | None = None) -> MonitorConfig:
     """The core configuration for these options, validated exactly as the settings file's
     ``monitoring.defaults`` section is; omitted options take the agent's defaults.
 
@@ -115,7 +117,8 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
                                "block_seconds": block_seconds,
                                "days_per_false_alarm": days_per_false_alarm,
                                "min_effect_auc": min_effect_auc,
-                               "min_effect_rate": min_effect_rate}
+                               "min_effect_rate": min_effect_rate,
+                               "estimation": estimation}
     options = {key: value for key, value in options.items() if value is not None}
     if watches is not None:
         if isinstance(watches, str | bytes | Mapping) or not isinstance(watches, Sequence):
@@ -127,6 +130,10 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
         lines = [f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}"
                  for e in error.errors(include_url=False)]
         raise ValueError("invalid monitor options:\n  " + "\n  ".join(lines)) from None
+    try:
+        estimated = defaults.estimation.config()
+    except ValueError as error:
+        raise ValueError(f"invalid monitor options:\n  estimation.{error}") from None
     # MonitorDefaults built this once already (the core's rules, at their keys).
     return MonitorConfig(
         window_size=defaults.window_size,
@@ -140,6 +147,7 @@ def monitor_config(window_size: int | None = None, sample_every: int | None = No
         days_per_false_alarm=defaults.days_per_false_alarm,
         min_effect_auc=defaults.min_effect_auc,
         min_effect_rate=defaults.min_effect_rate,
+        estimation=estimated,
     )
 
 
@@ -169,6 +177,10 @@ class ModelMonitor:
             of record time per false alarm (``docs/detection.md``).
         min_effect_auc, min_effect_rate: the smallest sustained AUC drop and per-class
             error-rate rise worth an alarm (the indifference zone).
+        estimation: estimated performance before labels arrive, as the settings file's
+            ``estimation`` section (``{"enabled": True, "calibration": "assume"}``; a
+            ``reference_file`` is read with the default event fields ``label`` and
+            ``score``): :attr:`estimated`, :attr:`estimate_trusted`, :meth:`predict`.
         model: the model id carried in the alarms.
 
     Not thread-safe: a read brings the window up to date with the events queued since the
@@ -189,10 +201,12 @@ class ModelMonitor:
                  adaptive_window: bool | None = None, block_seconds: float | None = None,
                  days_per_false_alarm: float | None = None,
                  min_effect_auc: float | None = None,
-                 min_effect_rate: float | None = None) -> None:
+                 min_effect_rate: float | None = None,
+                 estimation: Mapping[str, Any] | None = None) -> None:
         config = monitor_config(window_size, sample_every, threshold, watches,
                                 block_min_class, block_warmup, adaptive_window, block_seconds,
-                                days_per_false_alarm, min_effect_auc, min_effect_rate)
+                                days_per_false_alarm, min_effect_auc, min_effect_rate,
+                                estimation)
         self._monitor = Monitor(model, config)
         self._last = _QUIET
 
@@ -225,6 +239,37 @@ class ModelMonitor:
         alarms = self._monitor.update(Event(y_true, y_score, y_pred, ts))
         self._last = UpdateResult(tuple(alarms)) if alarms else _QUIET
         return self._last
+
+    def predict(self, y_score: float, y_pred: int | bool | None = None) -> None:
+        """A prediction whose label comes later, as it is made (with ``estimation`` on): it
+        enters the estimate at once, and :meth:`update` with its label, later, checks the
+        estimate against it. Once this is called, every :meth:`update` is taken as the
+        label of a prediction given here (so each enters the estimate once). Without
+        ``estimation`` it does nothing.
+
+        Raises:
+            ValueError: an invalid argument, naming it; the monitor is unchanged.
+        """
+        event = Event(0, y_score, y_pred)  # the checks of a scored event, label aside
+        if self._monitor.estimate is not None:
+            self._monitor.estimate.predict(event.y_score, event.y_pred)
+
+    @property
+    def estimated(self) -> dict[str, Estimate]:
+        """The estimated ``auc``, ``false_negative_rate`` and ``false_positive_rate`` over
+        the window's predictions, each with its ``value``, ``standard_error`` and ``bias``
+        (docs/estimation.md); empty without ``estimation``, NaN values while no calibration
+        is in place. O(d log d) per read."""
+        estimate = self._monitor.estimate
+        return {} if estimate is None else dict(estimate.view().estimates)
+
+    @property
+    def estimate_trusted(self) -> bool:
+        """Whether the estimate has a calibration the self-check has not rejected (False
+        without ``estimation``, while fitting, and from a ``calibration_drift`` alarm until
+        the refit on the next ``first_n`` labels)."""
+        estimate = self._monitor.estimate
+        return estimate is not None and estimate.trusted
 
     @property
     def drift_detected(self) -> bool:

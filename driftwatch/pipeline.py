@@ -75,7 +75,7 @@ class Monitors:
         self._config_for = config_for
         self._max_models = max_models
         self._monitors: dict[str, Monitor] = {}
-        self._snapshots: dict[str, tuple[int, Snapshot]] = {}
+        self._snapshots: dict[str, tuple[tuple[int, int], Snapshot]] = {}
 
     @property
     def max_models(self) -> int:
@@ -111,9 +111,9 @@ class Monitors:
         """Every monitor's snapshot; a monitor that saw no event since its last one is reused."""
         result = []
         for model, monitor in self._monitors.items():
-            cached = self._snapshots.get(model)
-            if cached is None or cached[0] != monitor.events:
-                cached = self._snapshots[model] = (monitor.events, monitor.snapshot())
+            seen = (monitor.events, monitor.estimate.predictions if monitor.estimate else 0)
+            if (cached := self._snapshots.get(model)) is None or cached[0] != seen:
+                cached = self._snapshots[model] = (seen, monitor.snapshot())
             result.append(cached[1])
         return tuple(result)
 
@@ -298,9 +298,9 @@ class Pipeline(Generic[W]):
         if isinstance(result, Prediction):
             # Admit the model before its prediction enters the join: pending predictions and
             # label-free watches are bounded by limits.max_models like the monitors.
-            if self.admit(result.model, where) is None:
+            if (monitor := self.admit(result.model, where)) is None:
                 return
-            joined, alarms = delayed.add_prediction(result)
+            joined, alarms = delayed.add_prediction(result, monitor.estimate)
             if alarms:
                 self._on_alarms(alarms, where)
         else:

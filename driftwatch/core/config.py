@@ -22,6 +22,7 @@ from typing import Any, Literal
 from driftwatch.core.config_error import ConfigError, Problem
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector
+from driftwatch.core.estimation.config import EstimationConfig
 from driftwatch.core.measures import registry as measure_registry
 
 ERROR_STREAM = "error_stream"
@@ -269,6 +270,9 @@ class MonitorConfig:
     """The indifference zone of a blocks watch of AUC (:mod:`driftwatch.core.zone`)."""
     min_effect_rate: float = DEFAULT_MIN_EFFECT_RATE
     """The indifference zone of a blocks watch of a per-class error rate."""
+    estimation: EstimationConfig | None = None
+    """Estimate the measures from the scores before the labels arrive, checked against
+    them when they do (:mod:`driftwatch.core.estimation.watch`); None: no estimate."""
 
     def __post_init__(self) -> None:
         problems: list[Problem] = []
@@ -290,6 +294,9 @@ class MonitorConfig:
         if not isinstance(self.adaptive_window, bool):
             problems.append(Problem(("adaptive_window",),
                                     f"must be true or false, got {self.adaptive_window!r}"))
+        if self.estimation is not None and not isinstance(self.estimation, EstimationConfig):
+            problems.append(Problem(("estimation",), "must be an EstimationConfig or None, "
+                                                     f"got {self.estimation!r}"))
         first: dict[str, int] = {}
         for index, watch in enumerate(self.watches):
             seen = first.setdefault(watch.measure, index)
@@ -339,6 +346,8 @@ class MonitorConfig:
             days_per_false_alarm=data.get("days_per_false_alarm", DEFAULT_DAYS_PER_FALSE_ALARM),
             min_effect_auc=data.get("min_effect_auc", 0.0),
             min_effect_rate=data.get("min_effect_rate", 0.0),
+            estimation=(None if data.get("estimation") is None
+                        else EstimationConfig.from_dict(data["estimation"])),
         )
 
     def min_effect(self, measure: str) -> float:

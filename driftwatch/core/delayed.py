@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from driftwatch.core.estimation.watch import EstimateWatch
 from driftwatch.core.join import Join, Joined, Label, Prediction
 from driftwatch.core.monitor import Alarm
 from driftwatch.core.prediction_watch import PredictionSnapshot, PredictionWatch
@@ -96,8 +97,12 @@ class DelayedLabels:
         self._models: dict[str, ModelCounts] = {}
         self._labels = 0
 
-    def add_prediction(self, prediction: Prediction) -> tuple[Joined | None, list[Alarm]]:
-        """The pair, if its label was waiting, and the label-free alarms it raised."""
+    def add_prediction(self, prediction: Prediction, estimate: EstimateWatch | None = None
+                       ) -> tuple[Joined | None, list[Alarm]]:
+        """The pair, if its label was waiting, and the label-free alarms it raised. A
+        prediction that is not a duplicate also enters ``estimate``, the model's estimated
+        performance (:meth:`~driftwatch.core.estimation.watch.EstimateWatch.predict`), whose
+        monitor checks it when the pair comes back to it."""
         duplicates = self.join.dropped[("prediction", "duplicate")]
         joined = self.join.add_prediction(prediction)
         counts = self._counts(prediction.model)
@@ -107,6 +112,8 @@ class DelayedLabels:
             watch = self._watch(prediction.model)
             if watch is not None:
                 alarms = watch.update(prediction.y_score, prediction.y_pred, prediction.ts)
+            if estimate is not None:
+                estimate.predict(prediction.y_score, prediction.y_pred)
         if joined is not None:
             counts.observe(joined.delay)
         return joined, alarms

@@ -58,6 +58,7 @@ from driftwatch.core.config import (
     build_detectors,
 )
 from driftwatch.core.detectors.base import Detector, DetectorState
+from driftwatch.core.estimation.watch import CALIBRATION_DRIFT, EstimateWatch
 from driftwatch.core.events import Event
 from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.normalization import normalize, threshold
@@ -111,9 +112,9 @@ class Monitor:
         config: what to compute and watch.
     """
 
-    __slots__ = ("_alarm_counts", "_blocks", "_collector", "_error_watches", "_events",
-                 "_last_alarm_time", "_last_event_time", "_sample_every", "_sampled_watches",
-                 "_threshold", "_window", "_window_size", "config", "model")
+    __slots__ = ("_alarm_counts", "_blocks", "_collector", "_error_watches", "_estimate",
+                 "_events", "_last_alarm_time", "_last_event_time", "_sample_every",
+                 "_sampled_watches", "_threshold", "_window", "_window_size", "config", "model")
 
     def __init__(self, model: str, config: MonitorConfig) -> None:
         self.model = model
@@ -134,10 +135,16 @@ class Monitor:
         self._alarm_counts: dict[tuple[str, str, str], int] = {}
         self._last_event_time: float | None = None
         self._last_alarm_time: float | None = None
+        self._estimate = EstimateWatch.of(config)
 
     @property
     def window(self) -> PrequentialWindow:
         return self._window
+
+    @property
+    def estimate(self) -> EstimateWatch | None:
+        """The estimated performance (None unless ``config.estimation`` is set)."""
+        return self._estimate
 
     @property
     def events(self) -> int:
@@ -182,6 +189,11 @@ class Monitor:
         if ts is not None:
             self._last_event_time = ts
         alarms: list[Alarm] = []
+        if self._estimate is not None:
+            drifted = self._estimate.event(y_true, y_score, y_pred, ts)
+            if drifted is not None:  # the check block's realized and promised AUC
+                alarms.append(self._alarm(CALIBRATION_DRIFT, "cusum", "drift", drifted[0],
+                                          math.nan, ts, drifted[1]))
         error_watches, collector = self._error_watches, self._collector
         if error_watches or collector is not None:
             if y_pred is None:
@@ -217,7 +229,7 @@ class Monitor:
         """
         collector, blocks = self._collector, self._blocks
         if self._error_watches or self._sampled_watches or collector is None or \
-                blocks is None or self.config.adaptive_window:
+                blocks is None or self.config.adaptive_window or self._estimate is not None:
             found = []
             for index, (y, s, t) in enumerate(zip(labels, scores, times, strict=True)):
                 alarms = self.update_values(y, s, None, t)
@@ -357,10 +369,13 @@ class Monitor:
             for s in self._watch_states()
             for d, shown in zip(s.detectors, s.shown, strict=True)
         }
+        estimate = None if self._estimate is None else self._estimate.view()
+        if estimate is not None:
+            states[(CALIBRATION_DRIFT, "cusum")] = estimate.detector_state
         return Snapshot(self.model, self._events, positives, negatives, values, normalized,
                         thresholds, states, dict(self._alarm_counts), self._last_event_time,
                         self._last_alarm_time, self.auc_standard_error(),
-                        None if self._blocks is None else self._blocks.budget())
+                        None if self._blocks is None else self._blocks.budget(), estimate)
 
     def _watch_states(self) -> list[WatchState]:
         blocks = [] if self._blocks is None else self._blocks.states
@@ -393,6 +408,7 @@ class Monitor:
             "alarms": [[*key, count] for key, count in sorted(self._alarm_counts.items())],
             "last_event_time": self._last_event_time,
             "last_alarm_time": self._last_alarm_time,
+            "estimate": None if self._estimate is None else self._estimate.export_state(),
         }
 
     @classmethod
@@ -449,6 +465,8 @@ class Monitor:
             }
             monitor._last_event_time = state["last_event_time"]
             monitor._last_alarm_time = state["last_alarm_time"]
+            if monitor._estimate is not None and state.get("estimate") is not None:
+                monitor._estimate.restore(state["estimate"])
         except (KeyError, TypeError) as error:
             raise ValueError(f"monitor state is malformed: {error!r}") from error
         return monitor

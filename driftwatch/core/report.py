@@ -9,9 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from driftwatch.core.equality import nan_equal
+
+if TYPE_CHECKING:
+    from driftwatch.core.estimation.watch import EstimateView
 
 Level = Literal["warning", "drift", "threshold"]
 
@@ -84,3 +87,4 @@ class Snapshot:
     last_alarm_time: float | None
     auc_standard_error: float = math.nan  # DeLong's, of the window AUC (NaN if undefined)
     budget: BudgetView | None = None  # None: the monitor has no blocks watch
+    estimate: EstimateView | None = None  # None: the monitor does not estimate

@@ -21,6 +21,7 @@ Metrics (label sets in braces)::
     driftwatch_block_duration_seconds{model}                    gauge   latest block, record time
     driftwatch_record_time{model}                               gauge   1 events carry ts, 0 not
     driftwatch_min_effect{model,measure}                        gauge   indifference zone
+    driftwatch_measure_estimated{model,measure} ...             gauge   estimate_families.py
     driftwatch_last_event_timestamp_seconds{model}              gauge   event time (``ts``)
     driftwatch_last_alarm_timestamp_seconds{model}              gauge   event time (``ts``)
     driftwatch_last_processed_timestamp_seconds{model}          gauge   wall clock
@@ -99,6 +100,7 @@ from prometheus_client.metrics_core import (
 
 from driftwatch import __version__
 from driftwatch.io.budget_families import BudgetFamilies
+from driftwatch.io.estimate_families import EstimateFamilies
 from driftwatch.io.snapshot import NOT_READY_REASONS, AgentSnapshot
 
 if TYPE_CHECKING:
@@ -182,6 +184,7 @@ class Families:
             labels=("model", "measure", "detector", "level"),
         )
         self.budget = BudgetFamilies()
+        self.estimate = EstimateFamilies()
         self.last_event = GaugeMetricFamily(
             "driftwatch_last_event_timestamp_seconds",
             "Event time (ts) of the model's latest event that carried one, Unix seconds.",
@@ -318,14 +321,13 @@ class Families:
         return [
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
             self.auc_standard_error, self.window, self.detector_state, self.alarms,
-            *self.budget.all(), self.last_event, self.last_alarm,
+            *self.budget.all(), *self.estimate.all(), self.last_event, self.last_alarm,
             self.last_processed, self.auc_floor, self.auc_max_drop, self.no_events_seconds,
-            self.batch_labels, self.lag,
-            self.lag_seconds, self.ready, self.not_ready, self.saves, self.save_failures,
-            self.last_save, self.save_seconds, self.commits, self.commit_failures,
-            self.dead_letter_failures, self.alarm_failures, self.reconnects, self.offset_resets,
-            self.batch_seconds, self.split_models, self.start_time, self.build, self.dropped,
-            self.skipped,
+            self.batch_labels, self.lag, self.lag_seconds, self.ready, self.not_ready, self.saves,
+            self.save_failures, self.last_save, self.save_seconds, self.commits,
+            self.commit_failures, self.dead_letter_failures, self.alarm_failures, self.reconnects,
+            self.offset_resets, self.batch_seconds, self.split_models, self.start_time, self.build,
+            self.dropped, self.skipped,
         ]
 
     def fill(self, agent: AgentSnapshot,
@@ -424,11 +426,12 @@ class Families:
             yield self.alarms, (model, measure, detector, level), count
         if snap.budget is not None:
             yield from self.budget.samples(model, snap.budget)
+        if snap.estimate is not None:
+            yield from self.estimate.samples(model, snap.estimate)
         if snap.last_event_time is not None:
             yield self.last_event, (model,), snap.last_event_time
         if snap.last_alarm_time is not None:
             yield self.last_alarm, (model,), snap.last_alarm_time
-
 
     def _model_samples(self, snap: Snapshot, last_processed: float | None,
                        alert: AlertThresholds | None) -> Iterator[_Sample]:

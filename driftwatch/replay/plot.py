@@ -242,7 +242,8 @@ def _draw_measures(axes: Any, series: Series, axis: _Axis, headroom: bool,
     colors = line_colors(series)
     # The y range: every curve's values, and where the alarms' markers go.
     settled = [v for name in series.measures for curve in _curves(series, name) for v in curve
-               if not math.isnan(v)] + [v for v in marked if not math.isnan(v)]
+               if not math.isnan(v)] + [v for v in marked if not math.isnan(v)] + [
+        v for v in series.estimated_auc if not math.isnan(v)]
     lowest, highest = (min(settled), max(settled)) if settled else (0.0, 1.0)
     span = max(highest - lowest, 0.1)
     for name in series.measures:
@@ -256,6 +257,9 @@ def _draw_measures(axes: Any, series: Series, axis: _Axis, headroom: bool,
             label += f"\n(normalized: within {max(apart, 0.0005):.3f}, not drawn)"
         axes.plot(x, raw, color=color, lw=2.0 if name == "auc" else 1.5, label=label,
                   solid_joinstyle="round", zorder=3)
+        if name == "auc" and series.estimated_auc:
+            axes.plot(x, series.estimated_auc, color=color, lw=1.3, ls=(0, (2, 1.5)),
+                      label="AUC estimated from the scores\n(latest predictions)", zorder=3)
         if normalized is not None and apart >= INDISTINCT * span:
             axes.plot(x, normalized, color=color, lw=1.3, ls=(0, (5, 2.5)), alpha=0.9,
                       label=f"{name_of(name)}, normalized", zorder=3)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from driftwatch.core.delayed import JoinSnapshot
+from driftwatch.core.estimation.watch import EstimateView
 from driftwatch.core.measures.block import average_auc
 from driftwatch.replay.run import BadRecord, ReplayAlarm, ReplayResult
 
@@ -86,9 +87,41 @@ def render_text(result: ReplayResult, kafka: bool = False) -> str:
             for name in snapshot.values
         ]
         lines += _table(["measure", "raw", "normalized", "threshold"], rows, {1, 2, 3})
+        if snapshot.estimate is not None:
+            lines.append(_estimate_line(snapshot.estimate))
         if model in result.block_aucs:
             lines.append(_auc_views(result, model, snapshot.values.get("auc")))
     return "\n".join(lines) + "\n"
+
+
+def _estimate_line(view: EstimateView) -> str:
+    """The estimate over the window's predictions, with its standard errors and trust."""
+    shown = ", ".join(f"{name} {number(e.value)} ± {number(e.standard_error)}"
+                      for name, e in view.estimates.items())
+    trust = "trusted" if view.trusted else "NOT trusted"
+    return (f"  Estimated from the scores ({view.calibration} calibration, {trust}, "
+            f"{view.check_blocks:,} check blocks): {shown}")
+
+
+def _estimate_json(view: EstimateView | None) -> dict[str, Any]:
+    """``estimated`` (each measure's value, standard error and bias) and ``estimate`` (its
+    calibration, trust and counts) of a model that estimates."""
+    if view is None:
+        return {}
+    report = view.report
+    return {
+        "estimated": {name: {"value": _finite(e.value),
+                             "standard_error": _finite(e.standard_error),
+                             "bias": _finite(e.bias)} for name, e in view.estimates.items()},
+        "estimate": {
+            "calibration": view.calibration, "trusted": view.trusted,
+            "predictions": view.predictions, "skipped": view.skipped,
+            "check_blocks": view.check_blocks, "refitting": view.refitting,
+            "calibration_error": None if report is None else {
+                "events": report.events, "ece": report.ece, "brier": report.brier,
+                "miscalibration": report.miscalibration},
+        },
+    }
 
 
 def _auc_views(result: ReplayResult, model: str, prequential: float | None) -> str:
@@ -230,6 +263,7 @@ def to_json(result: ReplayResult) -> dict[str, Any]:
                 "thresholds": {name: _finite(v) for name, v in s.thresholds.items()},
                 "detectors": {f"{m}/{d}": state for (m, d), state in s.detector_states.items()},
                 **_views_json(result, model),
+                **_estimate_json(s.estimate),
             }
             for model, s in result.snapshots.items()
         },

@@ -61,6 +61,9 @@ class Series:
         normalized: measure → class-ratio-normalized values (measures of paper 003 only).
         thresholds: measure → the raw threshold of its watched floor (floored measures only).
         floors: measure → its floor on the normalized scale.
+        estimated_auc: the AUC estimated from the scores of the latest window of
+            predictions (NaN while not calibrated); empty when the monitor does not
+            estimate.
     """
 
     model: str
@@ -74,6 +77,7 @@ class Series:
     raw: dict[str, list[float]] = field(default_factory=dict)
     normalized: dict[str, list[float]] = field(default_factory=dict)
     thresholds: dict[str, list[float]] = field(default_factory=dict)
+    estimated_auc: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for name in self.measures:
@@ -112,3 +116,5 @@ class SeriesRecorder:
             floor = series.floors.get(name)
             if floor is not None:
                 series.thresholds[name].append(threshold(name, positives, negatives, floor))
+        if monitor.estimate is not None:
+            series.estimated_auc.append(monitor.estimate.auc)

@@ -20,6 +20,7 @@ from driftwatch.core.monitor import (
 )
 from driftwatch.settings.common import Name, _core_problems, _pick, _raise, _Section
 from driftwatch.settings.detectors import DetectorSettings
+from driftwatch.settings.estimation import EstimationSettings
 
 MAX_WINDOW_SIZE = 1_000_000
 """Upper bound of ``window_size``: a window holds its events in memory (tens of bytes each,
@@ -242,6 +243,13 @@ class MonitorDefaults(_Section):
         ),
     )
 
+    estimation: EstimationSettings = Field(
+        default_factory=EstimationSettings,
+        description=(
+            "Estimated performance from the scores before the labels arrive, checked "
+            "against them when they join (every model; not overridable per model)."),
+    )
+
     @model_validator(mode="after")
     def _core_rules(self) -> MonitorDefaults:
         _check_in_core(self)
@@ -281,7 +289,7 @@ def _check_in_core(section: MonitorDefaults | MonitorOverrides) -> None:
     a watch to another key, so an override is checked on its own, not merged per model.
     """
     given = {key: getattr(section, key) for key in type(section).model_fields
-             if getattr(section, key) is not None}
+             if getattr(section, key) is not None and key != "estimation"}
     if "watches" in given:
         given["watches"] = tuple(w.watch() for w in given["watches"])
     try:
@@ -326,4 +334,5 @@ class MonitoringSettings(_Section):
                                        defaults.days_per_false_alarm),
             min_effect_auc=_pick(overrides.min_effect_auc, defaults.min_effect_auc),
             min_effect_rate=_pick(overrides.min_effect_rate, defaults.min_effect_rate),
+            estimation=defaults.estimation.config(),
         )

@@ -239,6 +239,10 @@ class Settings(BaseSettings):
                 f"{len(self.monitoring.models)} models have overrides but limits.max_models is "
                 f"{self.limits.max_models}",
             ))
+        problems += [
+            {**problem, "loc": ("monitoring", "defaults", "estimation", *problem["loc"])}
+            for problem in self.monitoring.defaults.estimation.load(self.events.event_format())
+        ]
         _raise(type(self).__name__, problems)
         return self
 

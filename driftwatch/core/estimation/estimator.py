@@ -45,6 +45,7 @@ from driftwatch.core.estimation.calibration import (
 from driftwatch.core.estimation.expected import NAN_ESTIMATE, Estimate
 from driftwatch.core.estimation.reliability import CalibrationReport, calibration_report
 from driftwatch.core.estimation.self_check import (
+    CHECKED_MEASURES,
     DEFAULT_MIN_EXPECTED,
     CalibrationCheck,
     CheckBlock,
@@ -67,6 +68,12 @@ class PerformanceEstimator:
         fit_size: with ``calibration=None``, the labelled predictions the isotonic fit
             uses (≥ 2).
         min_expected: the self-check's block size, in expected events of each class.
+        checked: the measures the self-check scores per block (all of
+            :data:`~driftwatch.core.estimation.self_check.CHECKED_MEASURES` by default; a
+            monitor asks for the AUC only, the one its CUSUM watches, which costs a third).
+        min_seconds: the record time a check block spans at least (the monitor's
+            ``block_seconds``; labelled predictions without a time close blocks on
+            information alone).
 
     Example: calibrated scores; a check block closes once it expects ``min_expected``
     positives and as many negatives (here Σp = 2.3, Σ(1 − p) = 2.7 at the fifth label).
@@ -90,7 +97,9 @@ class PerformanceEstimator:
     def __init__(self, *, window: int = 1000, threshold: float = 0.5,
                  calibration: Calibration | None = IdentityCalibration(),  # noqa: B008
                  fit_size: int | None = None,
-                 min_expected: int = DEFAULT_MIN_EXPECTED) -> None:
+                 min_expected: int = DEFAULT_MIN_EXPECTED,
+                 checked: tuple[str, ...] = CHECKED_MEASURES,
+                 min_seconds: float = 0.0) -> None:
         if calibration is None:
             if isinstance(fit_size, bool) or not isinstance(fit_size, int) or fit_size < 2:
                 raise ValueError(f"fit_size must be an integer ≥ 2 when the calibration is "
@@ -101,7 +110,7 @@ class PerformanceEstimator:
         self.fit_size = fit_size
         self._calibration = calibration
         self._window = EstimatedWindow(window, threshold)
-        self._check = CalibrationCheck(min_expected, threshold)
+        self._check = CalibrationCheck(min_expected, threshold, checked, min_seconds)
         self._fitting: tuple[list[int], list[float]] = ([], [])
         self._report: CalibrationReport | None = None
 
@@ -166,6 +175,31 @@ class PerformanceEstimator:
             return None
         return self._check.update(label, score, self._calibration.probability(score), y_pred)
 
+    def observe_valid(self, y_true: int, y_score: float, y_pred: int | None = None,
+                      ts: float | None = None) -> CheckBlock | None:
+        """:meth:`predict` then :meth:`label` of one prediction whose label came with it,
+        its probability computed once, the values not checked again (a monitor's checked
+        event: a 0/1 label and prediction, a finite float score). A score the calibration
+        has no probability for is a ``ValueError``, and nothing changes."""
+        calibration = self._calibration
+        if calibration is None:
+            self._window.update_valid(y_score, 0, y_pred)
+            return self.label_valid(y_true, y_score, y_pred, ts)
+        w = weight(calibration.probability(y_score))
+        self._window.update_valid(y_score, w, y_pred)
+        return self._check.update_valid(y_true, y_score, w, y_pred, ts)
+
+    def label_valid(self, y_true: int, y_score: float, y_pred: int | None = None,
+                    ts: float | None = None) -> CheckBlock | None:
+        """:meth:`label` of checked values (those of :meth:`observe_valid`), not checked
+        again. A score the calibration has no probability for is a ``ValueError``, and
+        nothing changes."""
+        calibration = self._calibration
+        if calibration is None:
+            return self.label(y_true, y_score, y_pred)
+        return self._check.update_valid(y_true, y_score,
+                                        weight(calibration.probability(y_score)), y_pred, ts)
+
     def _fit(self) -> None:
         labels, scores = self._fitting
         calibration = IsotonicCalibration.fit(labels, scores)
@@ -174,6 +208,24 @@ class PerformanceEstimator:
         self._window.reweigh(calibration.probability)
         self._calibration = calibration
         self._fitting = ([], [])
+
+    def recalibrate(self, calibration: Calibration,
+                    report: CalibrationReport | None = None) -> None:
+        """Use ``calibration`` from now on (a refit after the self-check found the old one
+        wrong): the window's predictions are re-weighed with it and the self-check starts a
+        fresh block (the open one was weighed by the old calibration); ``report`` is the
+        refit's calibration report. A score the new calibration refuses raises its
+        ``ValueError`` and nothing changes. O(d log d)."""
+        self._window.reweigh(calibration.probability)
+        self._calibration = calibration
+        self._check = self._fresh_check()
+        self._fitting = ([], [])
+        self._report = report
+
+    def _fresh_check(self) -> CalibrationCheck:
+        check = self._check
+        return CalibrationCheck(check.min_expected, check.threshold, check.measures,
+                                check.min_seconds)
 
     def estimates(self) -> dict[str, Estimate]:
         """Each of :data:`~driftwatch.core.estimation.window.ESTIMATED_MEASURES` over the
@@ -212,7 +264,7 @@ class PerformanceEstimator:
                 window.reweigh(calibration.probability)
         else:
             calibration = None if saved is None else calibration_from_state(saved)
-        check = CalibrationCheck(self._check.min_expected, self._check.threshold)
+        check = self._fresh_check()
         check.restore(state["check"])
         try:
             labels, scores = state["fitting"]

@@ -14,8 +14,10 @@ positives Σp and negatives Σ(1 − p) both reach ``min_expected``. The boundar
 scores only, never on the labels, so given a block's scores its labels are independent
 Bernoulli(pᵢ) draws and everything :mod:`~driftwatch.core.estimation.expected` derives holds
 exactly for it (a block that closed on its realized counts would end on a label of the rarer
-class, which biases what it measures). Blocks share no prediction, so their z-scores are
-independent while the calibration holds.
+class, which biases what it measures). With ``min_seconds`` a block also spans that much
+record time (a monitor's ``block_seconds``): a time does not depend on the labels given the
+scores either, and at high traffic blocks are fewer and larger. Blocks share no prediction,
+so their z-scores are independent while the calibration holds.
 
 **Per block**, each measure of :data:`CHECKED_MEASURES` gets a z-score of its realized value
 against its distribution given the block's scores and probabilities:
@@ -63,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from driftwatch.core.blocks import BLOCK_LIMIT, delong
 from driftwatch.core.estimation.expected import (
@@ -174,42 +177,58 @@ def ratio_z(missed: FloatArray, hit: FloatArray, misses: int, hits: int) -> floa
 
 
 def check_block(y_true: list[int], y_score: list[float], probabilities: list[float],
-                y_pred: list[int]) -> CheckBlock:
-    """Score one block of labelled predictions (module docstring). O(n log n) for the AUC,
-    O(n²) arithmetic in few numpy calls for the counts' exact distributions and O(n₀·n₁) for
-    the rates'."""
+                y_pred: list[int], measures: tuple[str, ...] = CHECKED_MEASURES) -> CheckBlock:
+    """Score one block of labelled predictions (module docstring): the ``measures`` asked
+    for, in :data:`CHECKED_MEASURES`' order. O(n log n) for the AUC, O(n²) arithmetic in few
+    numpy calls for the counts' exact distributions and O(n₀·n₁) for the rates'."""
     n = len(y_true)
     labels = np.array(y_true, dtype=bool)
     p = np.array(probabilities, dtype=float)
     predicted = np.array(y_pred, dtype=bool)
     positives = int(labels.sum())
     negatives = n - positives
+    expected_positives = float(p.sum())
+    checked: list[CheckedMeasure] = []
+    if "auc" in measures:
+        scores = np.array(y_score, dtype=float)
+        auc = expected_auc(scores, p)
+        realized_auc = (delong(scores[labels].tolist(), scores[~labels].tolist())[0]
+                        if positives and negatives else math.nan)
+        checked.append(CheckedMeasure("auc", realized_auc, auc, _z(realized_auc, auc)))
+    if measures != ("auc",):
+        checked = _count_measures(labels, p, predicted, checked)
+    order = {name: index for index, name in enumerate(CHECKED_MEASURES)}
+    kept = sorted((m for m in checked if m.name in measures), key=lambda m: order[m.name])
+    return CheckBlock(n, positives, expected_positives, tuple(kept))
+
+
+def _count_measures(labels: npt.NDArray[Any], p: FloatArray,
+                    predicted: npt.NDArray[Any],
+                    checked: list[CheckedMeasure]) -> list[CheckedMeasure]:
+    """``checked`` and the count measures (prevalence and the two error rates)."""
+    n = labels.size
+    positives = int(labels.sum())
+    negatives = n - positives
     fn = int((labels & ~predicted).sum())
     fp = int((~labels & predicted).sum())
-    expected_positives = float(p.sum())
     confusion = expected_confusion(p, predicted)
-    scores = np.array(y_score, dtype=float)
-    auc = expected_auc(scores, p)
-    realized_auc = (delong(scores[labels].tolist(), scores[~labels].tolist())[0]
-                    if positives and negatives else math.nan)
     # The positives among the predicted-0 (FN) and the predicted-1 (TP); the negatives
     # among them (TN, FP) are the same counts read backwards.
     false_negatives = poisson_binomial_pmf(p[~predicted])
     true_positives = poisson_binomial_pmf(p[predicted])
-    checked = (
+    return [
         CheckedMeasure("prevalence", positives / n,
-                       Estimate(expected_positives / n,
+                       Estimate(float(p.sum()) / n,
                                 math.sqrt(float((p * (1.0 - p)).sum())) / n, 0.0),
                        count_z(np.convolve(false_negatives, true_positives), positives)),
-        CheckedMeasure("auc", realized_auc, auc, _z(realized_auc, auc)),
+        *checked,
         CheckedMeasure("false_negative_rate", fn / positives if positives else math.nan,
                        confusion.false_negative_rate,
                        ratio_z(false_negatives, true_positives, fn, positives - fn)),
         CheckedMeasure("false_positive_rate", fp / negatives if negatives else math.nan,
                        confusion.false_positive_rate,
                        ratio_z(true_positives[::-1], false_negatives[::-1], fp, negatives - fp)),
-    )
-    return CheckBlock(n, positives, expected_positives, checked)
+    ]
 
 
 class CalibrationCheck:
@@ -226,16 +245,28 @@ class CalibrationCheck:
     near 1, is dropped).
     """
 
-    __slots__ = ("_block", "_blocks", "_expected", "min_expected", "threshold")
+    __slots__ = ("_block", "_blocks", "_expected", "_start", "measures", "min_expected",
+                 "min_seconds", "threshold")
 
-    def __init__(self, min_expected: int = DEFAULT_MIN_EXPECTED, threshold: float = 0.5) -> None:
+    def __init__(self, min_expected: int = DEFAULT_MIN_EXPECTED, threshold: float = 0.5,
+                 measures: tuple[str, ...] = CHECKED_MEASURES,
+                 min_seconds: float = 0.0) -> None:
         if isinstance(min_expected, bool) or not isinstance(min_expected, int) \
                 or min_expected < 2:
             raise ValueError(f"min_expected must be an integer ≥ 2, got {min_expected!r}")
         self.min_expected = min_expected
         self.threshold = check_score(threshold, "threshold")
+        if not measures or not set(measures) <= set(CHECKED_MEASURES):
+            raise ValueError(f"measures must be some of {', '.join(CHECKED_MEASURES)}, "
+                             f"got {measures!r}")
+        self.measures = tuple(measures)
+        if isinstance(min_seconds, bool) or not isinstance(min_seconds, int | float) \
+                or not 0.0 <= min_seconds <= 86_400.0:
+            raise ValueError(f"min_seconds must be a number in [0, 86400], got {min_seconds!r}")
+        self.min_seconds = float(min_seconds)
         self._block: list[tuple[int, float, float, int]] = []
         self._expected = [0, 0]  # Σw and Σ(SCALE − w) of the open block, exact
+        self._start: float | None = None  # the open block's first time
         self._blocks = 0
 
     @property
@@ -256,20 +287,33 @@ class CalibrationCheck:
         score = y_score if type(y_score) is float and y_score - y_score == 0.0 \
             else check_score(y_score, "y_score")
         w = weight(probability)
-        if y_pred is None:
-            pred = 1 if score >= self.threshold else 0
-        else:
-            pred = check_label(y_pred, "y_pred")
-        self._block.append((label, score, w / SCALE, pred))
+        pred = None if y_pred is None else check_label(y_pred, "y_pred")
+        return self.update_valid(label, score, w, pred)
+
+    def update_valid(self, y_true: int, y_score: float, w: int, y_pred: int | None = None,
+                     ts: float | None = None) -> CheckBlock | None:
+        """:meth:`update` of checked values (a 0/1 label and prediction or None, a finite
+        float score and time or None) and the probability's fixed-point weight w, not checked
+        again. With ``min_seconds``, a block also spans that much time (``ts`` since the
+        block's first time; events without a time close blocks on information alone): at
+        high traffic blocks then hold more predictions and close less often, as the
+        labelled block watches' do (a time is independent of the labels given the scores,
+        so the null distributions still hold)."""
+        pred = (1 if y_score >= self.threshold else 0) if y_pred is None else y_pred
+        self._block.append((y_true, y_score, w / SCALE, pred))
+        if self._start is None:
+            self._start = ts
         expected = self._expected
         expected[0] += w
         expected[1] += SCALE - w
         goal = self.min_expected * SCALE
-        if expected[0] >= goal and expected[1] >= goal:
+        if expected[0] >= goal and expected[1] >= goal and (
+                ts is None or self._start is None or ts - self._start >= self.min_seconds):
             block = self._block
             self._clear()
             self._blocks += 1
-            return check_block(*(list(column) for column in zip(*block, strict=True)))
+            labels, scores, probabilities, preds = (list(c) for c in zip(*block, strict=True))
+            return check_block(labels, scores, probabilities, preds, self.measures)
         if len(self._block) >= BLOCK_LIMIT:
             self._clear()
         return None
@@ -277,25 +321,34 @@ class CalibrationCheck:
     def _clear(self) -> None:
         self._block = []
         self._expected = [0, 0]
+        self._start = None
 
     def export_state(self) -> dict[str, Any]:
         return {"version": STATE_VERSION, "block": [list(e) for e in self._block],
-                "blocks": self._blocks}
+                "blocks": self._blocks, "start": self._start}
 
     def restore(self, state: Mapping[str, Any]) -> None:
         """Continue from :meth:`export_state` (this check's parameters kept); a state this
         version cannot read is a ``ValueError`` naming the problem, and nothing changes."""
         state = check_state(state, _STATE_KEYS, STATE_VERSION)
-        fresh = CalibrationCheck(self.min_expected, self.threshold)
         try:
-            for label, score, probability, pred in state["block"]:
-                fresh.update(label, score, probability, pred)
+            block = [(check_label(label), check_score(score), weight(probability),
+                      check_label(pred)) for label, score, probability, pred in state["block"]]
             blocks = int(state["blocks"])
+            start = state.get("start")  # absent from states saved before the time rule
+            start = None if start is None else check_score(start, "start")
         except (TypeError, ValueError) as error:
             raise ValueError(f"state {error}") from error
-        if fresh._blocks:
+        if len(block) >= BLOCK_LIMIT:
+            raise ValueError("state block is longer than a block may be")
+        total = sum(w for _, _, w, _ in block)
+        goal = self.min_expected * SCALE
+        if total >= goal and len(block) * SCALE - total >= goal and (
+                self.min_seconds == 0.0 or start is None):
             raise ValueError("state block holds a closed block")
-        self._block, self._expected, self._blocks = fresh._block, fresh._expected, blocks
+        self._block = [(y, s, w / SCALE, p) for y, s, w, p in block]
+        self._expected = [total, len(block) * SCALE - total]
+        self._start, self._blocks = start, blocks
 
 
 class SelfStarting:

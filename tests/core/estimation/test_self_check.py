@@ -4,6 +4,7 @@ concept change the estimate cannot see."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from fractions import Fraction
 
@@ -21,6 +22,7 @@ from driftwatch.core.estimation.self_check import (
     poisson_binomial_pmf,
     ratio_z,
 )
+from driftwatch.core.estimation.window import weight
 from driftwatch.core.sequential import normal_quantile
 
 small = st.lists(st.tuples(st.integers(1, 15).map(lambda k: k / 16), st.integers(0, 1)),
@@ -185,3 +187,58 @@ def test_self_starting_skips_nan_restarts_and_restores() -> None:
     assert starting.update(2.0) == 0.0
     with pytest.raises(ValueError, match="warmup"):
         SelfStarting(warmup=0)
+
+
+def test_a_check_of_some_measures_scores_those_as_the_full_check_does() -> None:
+    """``measures`` leaves the others out and changes nothing of those it keeps (a monitor
+    checks the AUC only)."""
+    rng = np.random.default_rng(31)
+    full, auc_only = CalibrationCheck(10), CalibrationCheck(10, measures=("auc",))
+    rates = CalibrationCheck(10, measures=("false_positive_rate", "prevalence"))
+    for _ in range(2_000):
+        score = float(rng.random())
+        label = int(rng.random() < score)
+        blocks = [c.update(label, score, score) for c in (full, auc_only, rates)]
+        if blocks[0] is None:
+            assert blocks[1] is None and blocks[2] is None
+            continue
+        everything, auc, some = blocks
+        assert auc is not None and some is not None
+        assert auc.measures == tuple(m for m in everything.measures if m.name == "auc")
+        assert some.measures == tuple(m for m in everything.measures
+                                      if m.name in ("prevalence", "false_positive_rate"))
+    assert full.blocks == auc_only.blocks > 20
+    with pytest.raises(ValueError, match="measures"):
+        CalibrationCheck(10, measures=("gmean",))
+
+
+def test_blocks_span_min_seconds_of_record_time() -> None:
+    """With ``min_seconds`` a block closes once it holds the expected counts *and* spans that
+    much record time; labels without a time close blocks on information alone; a restored
+    check continues the open block's time exactly."""
+    rng = np.random.default_rng(32)
+    timed, untimed = CalibrationCheck(5, min_seconds=10.0), CalibrationCheck(5, min_seconds=10.0)
+    plain = CalibrationCheck(5)
+    first_ts = 0.0
+    sizes: list[int] = []
+    events = []
+    for i in range(5_000):
+        score = float(rng.random())
+        events.append((int(rng.random() < score), score, i * 0.1))
+    for index, (label, score, ts) in enumerate(events):
+        if len(timed) == 0:
+            first_ts = ts
+        block = timed.update_valid(label, score, weight(score), None, ts)
+        if block is not None:
+            assert ts - first_ts >= 10.0 and block.events >= 101
+            assert block.expected_positives >= 5 and block.events - block.expected_positives >= 5
+            sizes.append(block.events)
+        assert (untimed.update_valid(label, score, weight(score), None, None) is None) == \
+            (plain.update(label, score, score) is None)
+        if index == 2_345:
+            resumed = CalibrationCheck(5, min_seconds=10.0)
+            resumed.restore(json.loads(json.dumps(timed.export_state())))
+            rest = [resumed.update_valid(y, s, weight(s), None, t) for y, s, t in events[2_346:]]
+    assert len(sizes) > 30 and untimed.blocks == plain.blocks > 5 * len(sizes)
+    closed = [b.events for b in rest if b is not None]
+    assert closed == sizes[-len(closed):]
