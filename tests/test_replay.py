@@ -34,7 +34,7 @@ CHANGE_AT = 10_000
 """The sample's AUC drops from 0.9 to 0.8 at this 0-based index (examples/make_sample.py)."""
 
 DOCUMENTED_ALARMS = [
-    # (event, measure, detector, level): the README's list for
+    # (event, measure, detector, level): docs/replay.md's list for
     # driftwatch replay examples/events-drift.jsonl --config examples/sidecar.yaml
     (10_500, "gmean", "threshold", "threshold"),
     (10_591, "auc", "cusum", "drift"),
@@ -433,7 +433,7 @@ def test_docs_sample_and_figure_are_reproducible(tmp_path: Path,
     assert made.returncode == 0, made.stderr
     assert sample.read_bytes() == SAMPLE.read_bytes()
 
-    # The README's command, with the figure written to tmp instead of examples/replay.png.
+    # docs/replay.md's command, with the figure written to tmp instead of examples/replay.png.
     replayed = run_module("-m", "driftwatch", "replay", str(sample), "--config", str(SIDECAR),
                           "--plot", str(figure), "--json")
     assert replayed.returncode == 0, replayed.stderr
