@@ -489,7 +489,7 @@ def test_standalone_deployment(chart: Any) -> None:
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     container = agent_container(pod)
-    assert container["image"] == f"{IMAGE}:0.1.0"
+    assert container["image"] == f"{IMAGE}:0.2.0"
     assert "command" not in container and "args" not in container  # the image's `driftwatch run`
     assert container["env"] == [
         {"name": "DRIFTWATCH_CONFIG", "value": "/etc/driftwatch/driftwatch.yaml"}]
@@ -843,8 +843,8 @@ def test_values_yaml_documents_every_setting() -> None:
 
 IMAGE_MISSING = ("image.repository is required: driftwatch publishes no image. Build one from "
                  "the repository's Dockerfile and push it to a registry your cluster pulls "
-                 "from, then name it: docker build -t REGISTRY/driftwatch-agent:0.1.0 . && "
-                 "docker push REGISTRY/driftwatch-agent:0.1.0 && helm install ... --set "
+                 "from, then name it: docker build -t REGISTRY/driftwatch-agent:0.2.0 . && "
+                 "docker push REGISTRY/driftwatch-agent:0.2.0 && helm install ... --set "
                  "image.repository=REGISTRY/driftwatch-agent")
 
 
@@ -857,7 +857,7 @@ def test_an_install_without_an_image_says_how_to_build_one(
         with pytest.raises(helm.HelmRenderError) as caught:
             chart.render(copy.deepcopy(missing), name=RELEASE, namespace=NAMESPACE)
         assert IMAGE_MISSING in str(caught.value)
-    assert chart.metadata["appVersion"] == "0.1.0"  # the tag the message names
+    assert chart.metadata["appVersion"] == "0.2.0"  # the tag the message names
 
 
 def test_the_model_chart_without_an_image_says_how_to_build_one(
