@@ -626,6 +626,41 @@ def _rules(objects: Manifests) -> dict[str, dict[str, Any]]:
     return {rule.get("alert") or rule["record"]: rule for g in groups for rule in g["rules"]}
 
 
+HOLDS = {
+    # alert: (its for: in files/alerts.yaml, the stated hold, a tuned for:, the stated hold then)
+    "DriftwatchAucBelowFloor": ("5m", "for 10 minutes", "15m", "for 20 minutes"),
+    "DriftwatchChallengerBetter": ("30m", "For 40 minutes", "2h", "For 130 minutes"),
+    "DriftwatchAgentDown": ("5m", "for 5 minutes", "1m", "for 1 minute"),
+    "DriftwatchLabelsStopped": ("30m", "for 90 minutes", "1h30s", "for 7230 seconds"),
+    "DriftwatchNoRecordTime": ("1h", "for 60 minutes", "1d", "for 1440 minutes"),
+    "DriftwatchRejectedEvents": ("10m", "For 10 minutes", "0m", "For 0 minutes"),
+}
+
+
+def test_descriptions_state_the_tuned_for(chart: Any) -> None:
+    """A description that says how long its condition held ("for 10 minutes": the
+    expression's look-back plus ``for:``) says so for the tuned ``for:``; the rest of it, and
+    every description of an alert not tuned or stating no hold, is the file's."""
+    source = {rule["alert"]: rule for group in yaml.safe_load(
+        (CHART / "files" / "alerts.yaml").read_text(encoding="utf-8"))["groups"]
+        for rule in group["rules"] if "alert" in rule}
+    tuned = {name: {"for": hold[2]} for name, hold in HOLDS.items()}
+    tuned["DriftwatchDriftDetected"] = {"for": "5m"}  # states no hold: unchanged
+    rules = _rules(render(chart, {"prometheusRule": {"enabled": True, "alerts": tuned}}))
+    for name, rule in rules.items():
+        if "alert" not in rule:
+            continue
+        original = source[name]["annotations"]["description"]
+        description = rule["annotations"]["description"]
+        if name not in HOLDS:
+            assert description == original, name
+            continue
+        was, stated, tuned_for, now = HOLDS[name]
+        assert source[name]["for"] == was and rule["for"] == tuned_for
+        assert original.count(stated) == 1, (name, original)
+        assert description == original.replace(stated, now), name
+
+
 def test_alerts_tuned_by_values(chart: Any, tmp_path: Path) -> None:
     source = yaml.safe_load((CHART / "files" / "alerts.yaml").read_text(encoding="utf-8"))
     original = {rule.get("alert") or rule["record"]: rule
