@@ -442,6 +442,16 @@ def test_docs_sample_and_figure_are_reproducible(tmp_path: Path,
     png_size((EXAMPLES / "replay.png").read_bytes())  # the committed figure is a PNG too
 
 
+def test_the_documented_alarms_are_the_docs_table() -> None:
+    """docs/replay.md's table of the example's alarms is the list the replay is checked
+    against (event, measure, detector)."""
+    text = (ROOT / "docs" / "replay.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([\d,]+) \| (\w+)[^|]*\| (\w+) \|", text, flags=re.MULTILINE)
+    assert [(int(event.replace(",", "")), measure, detector) for event, measure, detector
+            in rows] == [(event, measure, detector) for event, measure, detector, _
+                         in DOCUMENTED_ALARMS]
+
+
 def test_sample_stays_small() -> None:
     assert SAMPLE.stat().st_size < 2_000_000
 
