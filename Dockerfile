@@ -4,10 +4,11 @@
 # your cluster pulls from, and give the Helm chart (helm/driftwatch) its name in
 # image.repository:
 #
-#   docker build -t "$REGISTRY/driftwatch-agent:0.1.0" .
-#   docker push "$REGISTRY/driftwatch-agent:0.1.0"
+#   docker build -t "$REGISTRY/driftwatch-agent:0.2.0" \
+#     --build-arg REVISION="$(git describe --always --dirty --abbrev=12)" .
+#   docker push "$REGISTRY/driftwatch-agent:0.2.0"
 #   docker run --rm -p 9108:9108 -v "$PWD/driftwatch.yaml:/etc/driftwatch/driftwatch.yaml:ro" \
-#     "$REGISTRY/driftwatch-agent:0.1.0"
+#     "$REGISTRY/driftwatch-agent:0.2.0"
 #
 # The tag is the package version (pyproject.toml), which is the chart's appVersion. The
 # Python is 3.11 by default, the one CI runs the whole suite on (the agent against real
@@ -22,11 +23,15 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY driftwatch ./driftwatch
-RUN pip wheel --wheel-dir /wheels .
+# The source revision driftwatch_build_info reports (driftwatch/version.py); the build
+# context holds no .git, so it comes as an argument ("unknown" when not given).
+ARG REVISION=
+RUN if [ -n "$REVISION" ]; then printf '%s\n' "$REVISION" > driftwatch/REVISION; fi \
+ && pip wheel --wheel-dir /wheels .
 
 # -- run ------------------------------------------------------------------------------------
 FROM python:${PYTHON_VERSION}-slim
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 LABEL org.opencontainers.image.title="driftwatch-agent" \
       org.opencontainers.image.description="Watches deployed binary classifiers: prequential AUC, class-ratio-normalized measures, drift alarms to Prometheus." \
       org.opencontainers.image.version="${VERSION}" \

@@ -1,4 +1,5 @@
-"""Seeded benchmarks, run by ``python -m benchmarks`` (see README); outside the test run."""
+"""Seeded benchmarks, run by ``python -m benchmarks`` (see docs/benchmarks.md); outside the test
+run."""
 
 import os
 

@@ -1,5 +1,6 @@
 """DeLong's paired test: speed against two reference implementations, and what the event-
-level and block-level tests call significant as the number of events grows (paper 002, §4.1).
+level and block-level tests call significant as the number of events grows (Bifet et al. 2015,
+§4.1).
 
 **Speed.** ``driftwatch.core.comparison.delong`` computes the structural components by
 binary search in each class's sorted scores, O(n log n). References, on the same seeded
@@ -12,8 +13,8 @@ the midrank formulation of Sun & Xu (2014) with scipy's ``rankdata`` (O(n log n)
 growing n, the share of seeded runs in which each test rejects at α = 0.05: DeLong and
 McNemar over all events, Wilcoxon's signed-rank test over 10 blocks. Under the null all three
 should reject about 5 % of runs. With the small real gap, every test's power grows with n:
-paper 002's warning (§4.1, Table 2: McNemar rejects for two seeds of one learner in 42–80 %
-of runs) is about that growth, and the table shows how much of it a fixed number of blocks
+Bifet et al.'s (2015) warning (§4.1, Table 2: McNemar rejects for two seeds of one learner in 42–80
+% of runs) is about that growth, and the table shows how much of it a fixed number of blocks
 avoids. Whatever the test, "significant" on a large stream says little about "large": read
 the interval, and set ``driftwatch compare --min-difference``.
 

@@ -7,7 +7,7 @@ For each window size P + N and class ratio, the benchmark times, one query at a 
   value: every such x ties with some cells, the hardest case for a boundary search);
 - ``threshold(M, P, N, u)`` cold, its cache cleared before every query, for seeded u;
 - brute force: every one of the (P+1)(N+1) cells evaluated with crisp.py on numpy arrays,
-  chunked by rows, and compared with x — the reference, and stronger than paper 003's
+  chunked by rows, and compared with x — the reference, and stronger than Brzezinski et al.'s (2019)
   enumeration in Python loops. Run where it takes at most about a second per query; its
   counts must equal driftwatch's before any time is reported.
 

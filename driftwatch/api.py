@@ -4,8 +4,8 @@
 or a notebook: ``update(y_true, y_score)`` once a label is known, and the result says whether
 drift was detected (River's ``drift_detected``) along with the alarms themselves. The measures
 are properties (``auc``, ``gmean``, ``kappa`` ...), with their class-ratio-normalized values
-(paper 003, eq. 10), the raw thresholds that the normalized floors mean at the window's class
-ratio, and the window's class counts.
+(Brzezinski et al. 2019, eq. 10), the raw thresholds that the normalized floors mean at the window's
+class ratio, and the window's class counts.
 
 It is a thin wrapper around the pure core :class:`~driftwatch.core.monitor.Monitor`, built
 from the same options as the settings file's ``monitoring.defaults`` section (validated by the
@@ -170,7 +170,8 @@ class ModelMonitor:
         block_warmup: blocks that only build a blocks watch's reference, after the start
             and after each of its alarms.
         adaptive_window: ADWIN chooses the window's length from the per-event error, up to
-            ``window_size`` (paper 002 §6); ``positives + negatives`` is its current length.
+            ``window_size`` (Bifet et al. 2015, §6); ``positives + negatives`` is its current
+            length.
         block_seconds: a block also spans at least this much record time (``ts``; 0: on
             information only).
         days_per_false_alarm: the false-alarm budget of the blocks watches' CUSUMs, in days
@@ -310,8 +311,8 @@ class ModelMonitor:
 
     @property
     def normalized(self) -> dict[str, float]:
-        """The class-ratio-normalized value of every measure that has one (paper 003, eq. 10:
-        the share of all confusion matrices at the window's P:N that the measure beats)."""
+        """The class-ratio-normalized value of every measure that has one (Brzezinski et al. 2019,
+        eq. 10: the share of all confusion matrices at the window's P:N that the measure beats)."""
         return dict(self._monitor.snapshot().normalized)
 
     @property
@@ -335,7 +336,7 @@ class ModelMonitor:
 
     @property
     def auc(self) -> float:
-        """Prequential AUC over the window (paper 000), exact with ties counted half."""
+        """Prequential AUC over the window, exact with ties counted half."""
         return self._measure("auc")
 
     @property
@@ -376,7 +377,7 @@ class ModelMonitor:
 
     @property
     def kappa(self) -> float:
-        """Cohen's κ against a chance classifier with the same marginals (paper 002, §5)."""
+        """Cohen's κ against a chance classifier with the same marginals (Bifet et al. 2015, §5)."""
         return self._measure("kappa")
 
     @property
@@ -385,13 +386,13 @@ class ModelMonitor:
 
     @property
     def kappa_m(self) -> float:
-        """κm: against the majority-class classifier (paper 002, §5)."""
+        """κm: against the majority-class classifier (Bifet et al. 2015, §5)."""
         return self._measure("kappa_m")
 
     @property
     def kappa_per(self) -> float:
         """κper: against the persistent classifier, which repeats the previous label
-        (paper 002, §5.4.1)."""
+        (Bifet et al. 2015, §5.4.1)."""
         return self._measure("kappa_per")
 
     # -- persistence --------------------------------------------------------------------

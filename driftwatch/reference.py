@@ -110,8 +110,8 @@ is which.
    confusion matrix behind every crisp measure and the predicted-positive rate of the
    label-free signals; it raises no alarm itself.
 2. **Adjusted threshold**: the metric `driftwatch_measure_threshold{model, measure}`. A
-   watch's `floor` is set on the class-ratio-normalized scale (paper 003, eq. 10: 0.8 means
-   better than 80 % of all confusion matrices at the window's P:N); this is the raw value
+   watch's `floor` is set on the class-ratio-normalized scale (Brzezinski et al. 2019, eq. 10: 0.8
+   means better than 80 % of all confusion matrices at the window's P:N); this is the raw value
    that means the same at the current class ratio, for rules comparing it with
    `driftwatch_measure`.
 3. **Threshold alarm**: `detector="threshold"` (and `level="threshold"`) in

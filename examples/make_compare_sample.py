@@ -11,7 +11,7 @@ Scores are the latent values through a logistic, so the default threshold 0.5 ma
 rounded to 4 decimals. 8 000 events, one every 10 seconds from 2024-06-01T00:00:00Z.
 Same seed, same file, byte for byte.
 
-Regenerate the sample and the README's figure (from the repository root):
+Regenerate the sample and the figure of docs/compare.md (from the repository root):
 
     python examples/make_compare_sample.py
     driftwatch compare examples/champion-challenger.jsonl \\

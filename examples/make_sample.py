@@ -7,7 +7,7 @@ worse model); 20 000 events, one per second from 2024-06-01T00:00:00Z. The class
 changes, so every alarm before event 10 000 would be false and the drop is the one real
 change. Same seed, same file, byte for byte, on any machine.
 
-Regenerate the sample and the figure of the README (from the repository root):
+Regenerate the sample and the figure of docs/replay.md (from the repository root):
 
     python examples/make_sample.py
     driftwatch replay examples/events-drift.jsonl --config examples/sidecar.yaml \\

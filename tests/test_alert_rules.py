@@ -28,7 +28,7 @@ RULES = ROOT / "helm" / "driftwatch" / "files" / "alerts.yaml"
 EXAMPLE_RULES = ROOT / "examples" / "alerts.yaml"
 PROMTOOL_TESTS = ROOT / "tests" / "promtool" / "alerts_test.yaml"
 RUNBOOK = ROOT / "docs" / "runbook.md"
-RUNBOOK_URL = "docs/runbook.md#"
+RUNBOOK_URL = "https://github.com/driftwatch/driftwatch/blob/main/docs/runbook.md#"
 DASHBOARD_PATH = "/d/driftwatch/driftwatch?var-job={{ $labels.job }}"
 NOT_YET_EXPORTED: set[str] = set()
 """Gauges the rules read that the exporter does not export yet (none: every metric a rule
@@ -144,6 +144,24 @@ def test_every_alert_is_actionable(alert: dict[str, Any]) -> None:
         assert f"$labels.{label}" in text, f"the text does not name the {label}"
     # The dashboard opens on the alert's model when the alert has one.
     assert ("model" in kept) == ("&var-model={{ $labels.model }}" in annotations["dashboard_url"])
+
+
+def _seconds(duration: str) -> int:
+    units = {"ms": 0, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    return sum(int(n) * units[unit] for n, unit in re.findall(r"(\d+)(ms|[smhdwy])", duration))
+
+
+@pytest.mark.parametrize("alert", alerts(), ids=lambda rule: rule["alert"])
+def test_a_stated_hold_includes_the_for(alert: dict[str, Any]) -> None:
+    """A description says at most once how long its condition has held, in the form the chart
+    moves with a tuned ``for:`` ("for N minutes", the look-back plus ``for:``); an alert held
+    for minutes or more says it."""
+    stated = re.findall(r"[Ff]or (\d+) minutes?", alert["annotations"]["description"])
+    assert len(stated) <= 1, stated
+    if stated:
+        assert int(stated[0]) * 60 >= _seconds(alert["for"])
+    else:
+        assert _seconds(alert["for"]) < 600, "a hold of 10 minutes or more is stated"
 
 
 def _alert_cases() -> dict[str, list[dict[str, Any]]]:

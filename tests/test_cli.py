@@ -289,12 +289,12 @@ def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
-    from driftwatch import __version__
+    from driftwatch.version import __version__, revision
 
     with pytest.raises(SystemExit) as caught:
         main(["--version"])
     assert caught.value.code == 0
-    assert capsys.readouterr().out == f"driftwatch {__version__}\n"
+    assert capsys.readouterr().out == f"driftwatch {__version__} ({revision()})\n"
 
 
 def test_a_command_imports_its_own_module_only(tmp_path: Path) -> None:

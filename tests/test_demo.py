@@ -31,7 +31,7 @@ from driftwatch.demo.run import DEFAULT_SCENARIO, demo_monitoring
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker, free_port
-from tests.conftest import tool_missing
+from tests.conftest import require_tool, tool_missing
 from tests.integration.helpers import AgentProcess, agent_settings, clean_environment, http_get
 
 START_S = 30.0
@@ -46,6 +46,10 @@ ALARM = re.compile(r"^\s*ALARM\s+event (\d+): (\w+) (\w+) \((\w+)\)", re.MULTILI
 TIMED_ALARM = re.compile(r"^\s*ALARM\s+([\d.]+)s (prediction|label) (\d+): (\w+) (\w+) ",
                          re.MULTILINE)
 """An alarm of the delayed-labels demo: its record time, what it counts, the measure, level."""
+ALERT = re.compile(r"^\s*ALERT\s+event (\d+): (pending|firing|resolved)\s+(\w+)(.*)$",
+                   re.MULTILINE)
+"""A change of an alert's state (``demo --prometheus``): the events processed when it was
+seen, the state, the alert and its labels."""
 
 
 @pytest.fixture
@@ -249,6 +253,49 @@ def test_delayed_labels_demo_shows_the_score_alarm_before_the_auc_alarm(
     assert float(lead.group(1)) == pytest.approx(aucs[0][0] - scores[0][0], abs=0.11)
     assert "Traceback" not in output
     assert_no_broker_left(broker_port)
+
+
+def test_prometheus_shows_the_auc_alerts_after_the_drop_and_none_after_the_ratio_change(
+    tmp_path: Path, demos: list[Demo]
+) -> None:
+    """The chart's rules in a real Prometheus (time 60x faster) scraping the demo's agent at
+    the default rate: alerts on the AUC go pending and fire after the drop at event 5000, and
+    none goes pending after the class-ratio change at event 15 000 (an alert pending since
+    the drop may fire after it: its ``for:`` runs on)."""
+    require_tool("prometheus", "Debian package: apt-get install -y prometheus")
+    demo = Demo(tmp_path, "--prometheus", "--prometheus-port", str(free_port()))
+    demos.append(demo)
+    ui = demo.wait_for(r"^\s+alerts\s+(http://127\.0\.0\.1:\d+)/alerts ").group(1)
+    broker_port = demo.broker_port
+    assert demo.wait_exit(RUN_S) == 0, demo.output()
+    output = demo.output()
+    changes = [(int(event), state, name, labels.split())
+               for event, state, name, labels in ALERT.findall(output)]
+    on_auc = [(event, state, name) for event, state, name, labels in changes
+              if name.startswith("DriftwatchAuc") or "measure=auc" in labels]
+    drift = [event for event, state, name in on_auc
+             if name == "DriftwatchDriftDetected" and state == "firing"]
+    assert drift and 5000 < drift[0] < 15_000, output  # the drift alert on AUC fires ...
+    assert [name for event, state, name in on_auc if state == "firing" and event < 15_000]
+    pending_later = [(event, name) for event, state, name in on_auc
+                     if state == "pending" and event > 15_000]
+    assert pending_later == [], output  # ... and no AUC alert starts after the ratio change
+    assert re.search(r"^alerts fired: .*DriftwatchDriftDetected x\d", output, re.MULTILINE)
+    assert "Traceback" not in output
+    assert_no_broker_left(broker_port)
+    assert not accepts(int(ui.rsplit(":", 1)[1]))  # Prometheus stopped with the demo
+
+
+def test_without_prometheus_the_demo_says_how_to_get_it(tansu: None, tmp_path: Path) -> None:
+    environment = {**clean_environment(), "PATH": str(tmp_path)}  # no prometheus there
+    result = subprocess.run([sys.executable, "-m", "driftwatch", "demo", "--prometheus"],
+                            capture_output=True, text=True, env=environment, timeout=START_S)
+    assert result.returncode == 2
+    assert result.stderr.startswith("driftwatch demo: --prometheus: Prometheus is not "
+                                    "installed (no 'prometheus' on PATH)")
+    assert "apt-get install prometheus" in result.stderr
+    assert "https://prometheus.io/download/" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""  # nothing started
 
 
 def test_ctrl_c_stops_everything_and_exits_0(tmp_path: Path, demos: list[Demo]) -> None:

@@ -159,9 +159,9 @@ SIZE_LIMIT = 500
 
 DOCUMENTED_ALGORITHMS = {
     "driftwatch.core.comparison.statistics": "DeLong's paired AUC test, McNemar's test and the "
-    "κ statistics of paper 002, each with its derivation",
+    "κ statistics of Bifet et al. 2015, each with its derivation",
     "driftwatch.core.normalization": "class-ratio normalization by exact counting over the "
-    "confusion-matrix grid (paper 003, eq. 10), measure by measure",
+    "confusion-matrix grid (Brzezinski et al. 2019, eq. 10), measure by measure",
     "driftwatch.core.score_drift": "the KS statistic and the PSI against a reference sample, "
     "with their sampling thresholds",
 }

@@ -34,7 +34,7 @@ CHANGE_AT = 10_000
 """The sample's AUC drops from 0.9 to 0.8 at this 0-based index (examples/make_sample.py)."""
 
 DOCUMENTED_ALARMS = [
-    # (event, measure, detector, level): the README's list for
+    # (event, measure, detector, level): docs/replay.md's list for
     # driftwatch replay examples/events-drift.jsonl --config examples/sidecar.yaml
     (10_500, "gmean", "threshold", "threshold"),
     (10_591, "auc", "cusum", "drift"),
@@ -433,13 +433,23 @@ def test_docs_sample_and_figure_are_reproducible(tmp_path: Path,
     assert made.returncode == 0, made.stderr
     assert sample.read_bytes() == SAMPLE.read_bytes()
 
-    # The README's command, with the figure written to tmp instead of examples/replay.png.
+    # docs/replay.md's command, with the figure written to tmp instead of examples/replay.png.
     replayed = run_module("-m", "driftwatch", "replay", str(sample), "--config", str(SIDECAR),
                           "--plot", str(figure), "--json")
     assert replayed.returncode == 0, replayed.stderr
     assert alarm_list(json.loads(replayed.stdout)) == DOCUMENTED_ALARMS
     png_size(figure.read_bytes())
     png_size((EXAMPLES / "replay.png").read_bytes())  # the committed figure is a PNG too
+
+
+def test_the_documented_alarms_are_the_docs_table() -> None:
+    """docs/replay.md's table of the example's alarms is the list the replay is checked
+    against (event, measure, detector)."""
+    text = (ROOT / "docs" / "replay.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([\d,]+) \| (\w+)[^|]*\| (\w+) \|", text, flags=re.MULTILINE)
+    assert [(int(event.replace(",", "")), measure, detector) for event, measure, detector
+            in rows] == [(event, measure, detector) for event, measure, detector, _
+                         in DOCUMENTED_ALARMS]
 
 
 def test_sample_stays_small() -> None:

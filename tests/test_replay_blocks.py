@@ -1,5 +1,6 @@
 """``driftwatch replay --block-auc N``: block and batch AUC beside the prequential AUC
-(paper 000 §4), equal to the pure functions on the same events, in one process or several."""
+(Brzezinski & Stefanowski 2017, §4), equal to the pure functions on the same events, in one process
+or several."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 no legend entry names a line hidden under another, an alarm is labelled by the line it is
 drawn on, and a blocks alarm's marker (the value of the block that raised it, not the
 window's) is explained, coloured like its line and inside the axes. Checked on the figure
-object matplotlib draws, for the README's example and its settings."""
+object matplotlib draws, for the example of docs/replay.md and its settings."""
 
 from __future__ import annotations
 

@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from driftwatch.commands.arguments import (
@@ -54,6 +55,7 @@ from driftwatch.demo.run import (
     LOOPBACK,
     TICK_S,
     DemoRun,
+    PrometheusOptions,
     _fail,
     _Worker,
 )
@@ -113,6 +115,18 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                       default=demo_delayed.DELAY_DISTRIBUTION,
                       help=f"fixed, exponential or lognormal (default: "
                            f"{demo_delayed.DELAY_DISTRIBUTION})")
+    alerts = demo.add_argument_group(
+        "alerts", "a real Prometheus (installed apart: apt-get install prometheus) with the "
+        "chart's alert rules, time compressed like the story (minutes become seconds), "
+        "scraping the agent; each alert is printed as it goes pending, fires and resolves")
+    alerts.add_argument("--prometheus", action="store_true",
+                        help="start Prometheus and show the alerts")
+    alerts.add_argument("--prometheus-port", type=port_number, default=9090, metavar="PORT",
+                        help="port of Prometheus' UI and API on 127.0.0.1 (default: 9090; "
+                             "0: any free port)")
+    alerts.add_argument("--prometheus-rules", metavar="FILE", default=None,
+                        help="the rules file (default: the chart's, "
+                             "helm/driftwatch/files/alerts.yaml of this checkout)")
     add_config_argument(demo)
     # --scenario's default depends on --delayed-labels (_demo).
     demo.set_defaults(handler=_demo, scenario=None)
@@ -237,12 +251,42 @@ def _demo(args: argparse.Namespace) -> int:
         (stream,) = _streams(args, [DEMO_MODEL]).values()
     except ValueError as exc:
         return _fail("demo", str(exc), EXIT_INVALID)
+    prometheus: PrometheusOptions | None = None
+    if args.prometheus:
+        options = _prometheus_options(args)
+        if isinstance(options, int):
+            return options
+        prometheus = options
+    elif args.prometheus_rules is not None:
+        return _fail("demo", "--prometheus-rules applies to --prometheus", EXIT_INVALID)
     for port, option, what in ((args.port, "--port", "metrics"),
-                               (args.broker_port, "--broker-port", "broker")):
+                               (args.broker_port, "--broker-port", "broker"),
+                               (prometheus.port if prometheus else None, "--prometheus-port",
+                                "Prometheus")):
         if port and port_in_use(port, LOOPBACK):
             return _fail("demo", f"port {port} ({what}) is already in use on {LOOPBACK}; "
                                  f"choose another with {option}")
-    return DemoRun(args, base, binary, stream, delay=delay).run()
+    return DemoRun(args, base, binary, stream, delay=delay, prometheus=prometheus).run()
+
+
+def _prometheus_options(args: argparse.Namespace) -> PrometheusOptions | int:
+    """``--prometheus``'s executable, rules and port, or the exit status of a clear refusal
+    (Prometheus missing: how to get it; the rules file missing: which option to give)."""
+    from driftwatch.demo.broker import free_port
+    from driftwatch.demo.prometheus import CHART_RULES, HOW_TO_GET, find_prometheus
+
+    binary = find_prometheus()
+    if binary is None:
+        return _fail("demo", f"--prometheus: {HOW_TO_GET}; or run the demo without "
+                             "--prometheus", EXIT_INVALID)
+    rules = Path(args.prometheus_rules) if args.prometheus_rules else CHART_RULES
+    if not rules.is_file():
+        where = "--prometheus-rules" if args.prometheus_rules else \
+            "the chart's (helm/driftwatch/files/alerts.yaml of a checkout; this installation " \
+            "has none next to it): give --prometheus-rules FILE"
+        return _fail("demo", f"--prometheus: no rules file {rules} ({where})", EXIT_INVALID)
+    port = args.prometheus_port or free_port(LOOPBACK)
+    return PrometheusOptions(binary, rules, port)
 
 
 # ------------------------------------------------------------------------------------------

@@ -40,8 +40,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from driftwatch import __version__
 from driftwatch.commands.suggest import SuggestingParser, mark, parse
+from driftwatch.version import __version__, revision
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -73,7 +73,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "measures from Kafka events, drift detectors, Prometheus metrics."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the version and the source revision, and exit")
     # The sub-commands' parsers are SuggestingParsers too (argparse makes them of the
     # parent's class); the command modules only need them to be ArgumentParsers.
     commands = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
@@ -82,6 +83,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _adder(module)(commands)
     mark(parser)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the version and the source revision (:mod:`driftwatch.version`), looked
+    up only when asked for (in a checkout it runs git)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {__version__} ({revision()})")
+        parser.exit()
 
 
 def _adder(module: str) -> Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]:

@@ -1,11 +1,11 @@
 """The comparison figure: both models' prequential AUC over the run, and the running tests.
 
 Top panel: the champion's and the challenger's prequential AUC over the same window of d
-events (paper 000's Fig. 4 view, one line per model), with each complete block's AUC as a
-short horizontal step in the same colour (the tumbling view of a batch report, paper 000
-§4). Bottom panel: the running tests' p-values on a log scale, DeLong's over the current
-window and Wilcoxon's over the recent blocks, with the significance level α as a line: the
-challenger is significantly different where a curve is below it.
+events (Brzezinski & Stefanowski's (2017) Fig. 4 view, one line per model), with each complete
+block's AUC as a short horizontal step in the same colour (the tumbling view of a batch report,
+Brzezinski & Stefanowski 2017 §4). Bottom panel: the running tests' p-values on a log scale,
+DeLong's over the current window and Wilcoxon's over the recent blocks, with the significance level
+α as a line: the challenger is significantly different where a curve is below it.
 
 Same conventions as the replay figure (:mod:`driftwatch.replay.plot`): matplotlib's object
 API only, ``.png``, ``.svg``, or ``.html`` (the PNG embedded with the summary).

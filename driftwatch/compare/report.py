@@ -1,6 +1,6 @@
 """The comparison's report: a Markdown summary to paste in a review, or one JSON document.
 
-The summary leads with a verdict and the test it rests on. Paper 002 (§4.1) found McNemar's
+The summary leads with a verdict and the test it rests on. Bifet et al. 2015 (§4.1) found McNemar's
 test calling two seeds of the same learner different in 42–80 % of its runs: its unit is the
 event, a stream has no shortage of events, and with enough of them any real difference,
 however small, is significant. DeLong's test shares that unit. The paper recommends a test
@@ -238,7 +238,7 @@ def _test_table(whole: WholeRun, block_size: int) -> list[str]:
             f"Wilcoxon signed-rank, {FOLDS} random folds",
             f"T = {whole.folds.statistic:g}",
             p_value(whole.folds.p_value),
-            "paper 002's k-fold scheme: each event in one fold chosen at random",
+            "Bifet et al.'s (2015) k-fold scheme: each event in one fold chosen at random",
         ],
     ]
     mcnemar = whole.crisp.mcnemar

@@ -39,7 +39,7 @@ from driftwatch.io.decode import Rejected
 from driftwatch.replay.sources import Record
 
 FOLDS = 10
-"""Random folds of paper 002's k-fold scheme (§3: each event is tested in one fold)."""
+"""Random folds of Bifet et al.'s (2015) k-fold scheme (§3: each event is tested in one fold)."""
 
 MAX_KEPT_BAD_RECORDS = 1000
 """Bad records kept with their position; all are counted."""
@@ -81,7 +81,7 @@ class WholeRun:
     sign: SignTestResult
     wilcoxon: WilcoxonResult
     folds: WilcoxonResult
-    """Wilcoxon over ``FOLDS`` random folds of the events (paper 002's k-fold scheme)."""
+    """Wilcoxon over ``FOLDS`` random folds of the events (Bifet et al.'s (2015) k-fold scheme)."""
     batch_auc: tuple[float, float]
     mean_block_auc: tuple[float, float]
     mean_prequential_auc: tuple[float, float]

@@ -1,8 +1,8 @@
-"""A prequential window whose length ADWIN chooses from the per-event error (paper 002, §6).
+"""A prequential window whose length ADWIN chooses from the per-event error (Bifet et al. 2015, §6).
 
 A fixed window of d events is a compromise no single d gets right: short windows fluctuate,
 long ones lag behind a change, and the best d depends on how fast the stream changes (paper
-002, §6.1, Figures 3–4). Paper 002 proposes to measure over an ADWIN window instead: ADWIN
+002, §6.1, Figures 3–4). Bifet et al. 2015 proposes to measure over an ADWIN window instead: ADWIN
 (Bifet & Gavaldà 2007) keeps the longest run of recent inputs whose mean is statistically
 consistent with "no change inside", so the window is as long as the current concept and
 shrinks as soon as a change shows. Its input here is the per-event 0/1 loss of the crisp
@@ -18,13 +18,13 @@ it holds the last min(W, ``max_size``) events, W being ADWIN's width. So, exactl
 - whenever W ≥ ``max_size`` (``max_size`` events since the last cut, or since the start) it
   equals ``PrequentialWindow(size=max_size)`` fed the same events, value for value.
 
-On a stationary stream ADWIN cuts with probability at most δ per check (paper 002, Theorem
+On a stationary stream ADWIN cuts with probability at most δ per check (Bifet et al. 2015, Theorem
 3), so the window soon reaches ``max_size`` and stays there; after a change it drops the
 events from before it.
 
 References:
     Bifet, A. et al. (2015). Efficient online evaluation of big data stream classifiers
-    (paper 002), §6 and Theorem 3.
+   , §6 and Theorem 3.
     Bifet, A., Gavaldà, R. (2007). Learning from time-changing data with adaptive windowing.
     SDM.
 """

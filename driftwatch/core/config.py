@@ -70,7 +70,7 @@ class Watch:
             z-score per closed block (independent and standardized; for ``cusum``), for the
             measures of :data:`BLOCK_MEASURES` only.
         normalized: feed the class-ratio-normalized value instead of the raw one (only for
-            measures paper 003 normalizes).
+            measures Brzezinski et al. 2019 normalize).
         direction: the change that matters; None means the measure's bad direction (a drop,
             or a rise for error). Passed to every detector that takes a ``direction``.
         floor: a floor on the normalized scale (e.g. 0.8: "above 80 % of all confusion
@@ -260,7 +260,7 @@ class MonitorConfig:
     block_warmup: int = DEFAULT_BLOCK_WARMUP
     adaptive_window: bool = False
     """ADWIN chooses the window's length from the per-event error, ``window_size`` being its
-    cap (:class:`~driftwatch.core.adaptive_window.AdaptiveWindow`, paper 002 §6)."""
+    cap (:class:`~driftwatch.core.adaptive_window.AdaptiveWindow`, Bifet et al. 2015, §6)."""
     block_seconds: float = DEFAULT_BLOCK_SECONDS
     """Record time a block spans at least (0: blocks close on information only)."""
     days_per_false_alarm: float = DEFAULT_DAYS_PER_FALSE_ALARM

@@ -1,8 +1,8 @@
 """Equality of result records that hold NaN, the same on every Python.
 
 An :class:`~driftwatch.core.report.Alarm` or a comparison's result holds NaN where a value is
-undefined (the normalized value of a measure paper 003 does not normalize, κ when chance
-agreement is 1). Up to Python 3.12 a dataclass compared its fields as one tuple, and a
+undefined (the normalized value of a measure Brzezinski et al. 2019 do not normalize, κ when
+chance agreement is 1). Up to Python 3.12 a dataclass compared its fields as one tuple, and a
 tuple's identity shortcut made a NaN field equal to itself; from 3.13 dataclasses compare
 field by field with ``==``, so the same alarm is unequal to itself (CPython issues 120645
 and 128294). A restored monitor must raise *the same* alarms as one that never stopped, and

@@ -6,9 +6,9 @@ the score. The two arrive as separate records, a *prediction* (event id, model, 
 optional crisp prediction, prediction time) and a *label* (event id, label, label time), often
 on different topics that are read at different speeds. :class:`Join` pairs them by event id
 and emits each pair when its second half arrives, normally the label: the pair then enters
-its model's prequential window in the order the truth became known (paper 000, §3: an example
-is evaluated when its label is known), and keeps its prediction time, so the label delay
-(label time − prediction time) is measured too.
+its model's prequential window in the order the truth became known (Brzezinski & Stefanowski 2017,
+§3: an example is evaluated when its label is known), and keeps its prediction time, so the label
+delay (label time − prediction time) is measured too.
 
 **Whose time a pair has in the window.** The event a pair gives its monitor
 (:meth:`Joined.event`) carries the *label's* time: the moment the pair entered the window,

@@ -3,8 +3,8 @@
 A :class:`Monitor` is the pure heart of the agent. It takes events one by one and keeps the
 prequential window (AUC and the confusion matrix over the same last ``window_size`` events),
 which it reports and on which floors are set: every ``sample_every`` events it samples the
-window's measures, normalizes them for the window's class ratio (paper 003, eq. 10), and
-converts each normalized floor into the raw threshold that means the same thing at the
+window's measures, normalizes them for the window's class ratio (Brzezinski et al. 2019, eq. 10),
+and converts each normalized floor into the raw threshold that means the same thing at the
 current P:N.
 
 Drift detection is done on **blocks** by default (``feed="blocks"``,
@@ -160,7 +160,7 @@ class Monitor:
     def _full(self) -> bool:
         """Whether the windowed measures are sampled: the window is full, or, for an adaptive
         window, ``window_size`` events have been seen (after a change ADWIN's shorter window
-        *is* the measurement, paper 002 §6)."""
+        *is* the measurement, Bifet et al. 2015, §6)."""
         if self.config.adaptive_window:
             return self._events >= self._window_size
         return len(self._window) == self._window_size

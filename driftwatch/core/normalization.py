@@ -3,13 +3,14 @@
 For a window with P positives and N negatives, every confusion matrix it could have produced is
 a cell (TP, FP) of the grid 0 ≤ TP ≤ P, 0 ≤ FP ≤ N (FN = P − TP, TN = N − FP), (P+1)(N+1)
 cells in all. The normalized value of a measure M at x is the share of cells whose value is at
-most x (paper 003, eq. 10)::
+most x (Brzezinski et al. 2019, eq. 10)::
 
     N(M, P, N, x) = #{cells with M ≤ x} / ((P+1)(N+1))
 
 Ties count as ≤, a value undefined in a cell (0/0) counts as 0, and an undefined observed value
 (x NaN) normalizes to NaN. Counting undefined cells as 0 is what the authors' code does, and
-what reproduces paper 003's worked example (precision 0.9 at P = 150, N = 10: 506/1661).
+what reproduces Brzezinski et al.'s (2019) worked example (precision 0.9 at P = 150, N = 10:
+506/1661).
 
 Why: the same raw value means very different things at different class ratios — precision 0.9
 beats 30 % of all confusion matrices at P:N = 150:10 and 99 % at 10:150 — so a detector or a
@@ -62,7 +63,7 @@ plus one pass that sorts at most ``_CANDIDATES`` cells, and caches its last 1024
 Exactness assumes P + N < 2**26, the range where crisp.py's array and scalar paths agree.
 
 Examples:
-    The worked example of paper 003 (§III-B): 506 of the 1661 confusion matrices at
+    The worked example of Brzezinski et al. 2019 (§III-B): 506 of the 1661 confusion matrices at
     P = 150, N = 10 have precision at most 0.9, and 1650 of 1661 at P = 10, N = 150.
 
     >>> count_at_most("precision", 150, 10, 0.9)
@@ -76,7 +77,7 @@ Examples:
 
 References:
     Brzezinski, Stefanowski, Susmaga, Szczęch, "On the Dynamics of Classification Measures for
-    Imbalanced and Streaming Data", IEEE TNNLS 2019 (paper 003), §III-B, eq. (10).
+    Imbalanced and Streaming Data", IEEE TNNLS 2019, §III-B, eq. (10).
 """
 
 from __future__ import annotations
@@ -312,8 +313,8 @@ def _count(name: str, p: int, n_: int, x: float) -> int:
 def normalize(measure: str, positives: int, negatives: int, value: float) -> float:
     """The share of confusion matrices at P, N whose ``measure`` is at most ``value``.
 
-    Paper 003, eq. (10): ``count_at_most(...) / ((P+1)(N+1))``, in [1/((P+1)(N+1)), 1] for a
-    value the window can take; NaN for a NaN ``value``. The same value reads alike at every
+    Brzezinski et al. 2019, eq. (10): ``count_at_most(...) / ((P+1)(N+1))``, in [1/((P+1)(N+1)), 1]
+    for a value the window can take; NaN for a NaN ``value``. The same value reads alike at every
     class ratio: 0.8 means "at least as good as 80 % of all confusion matrices at this P:N".
 
     Parameters:

@@ -1,17 +1,17 @@
 """The prequential window: the last d events, seen by AUC and the crisp measures alike.
 
-Prequential evaluation (paper 000, §3; paper 002, §3) measures a deployed classifier on the
-most recent d labelled events only, so the value tracks the classifier's current performance
-instead of averaging over its whole history. Every measure driftwatch reports for a model is
-computed over the *same* window: one deque of events feeds both the AUC pair count
+Prequential evaluation (Brzezinski & Stefanowski 2017, §3; Bifet et al. 2015, §3) measures a
+deployed classifier on the most recent d labelled events only, so the value tracks the classifier's
+current performance instead of averaging over its whole history. Every measure driftwatch reports
+for a model is computed over the *same* window: one deque of events feeds both the AUC pair count
 (:class:`~driftwatch.core.measures.auc.AUCPairs`) and the confusion counts, and an arriving
 event evicts the oldest one from both at once. AUC and κ can therefore be compared at any
 moment, and a restored checkpoint restores them together.
 
 References:
-    Brzezinski, D., Stefanowski, J. (2017). Prequential AUC (paper 000), Algorithm 1.
+    Brzezinski, D., Stefanowski, J. (2017). Prequential AUC, Algorithm 1.
     Bifet, A. et al. (2015). Efficient online evaluation of big data stream classifiers
-    (paper 002), §5 (κ, κm, κper and the persistent classifier, §5.4.1).
+   , §5 (κ, κm, κper and the persistent classifier, §5.4.1).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class PrequentialWindow:
     The window also counts ``persistent_hits``, the events whose label equals the label of the
     event immediately before them *in the stream* (even when that predecessor has already left
     the window): the accuracy numerator of the persistent classifier that κper compares
-    against (paper 002, §5.4.1). The first event of a stream has no predecessor, so the
+    against (Bifet et al. 2015, §5.4.1). The first event of a stream has no predecessor, so the
     persistent classifier has nothing to predict from, and it counts as a miss.
 
     Parameters:

@@ -14,6 +14,9 @@ and each alarm as it fires (the agent's ``on_alarm`` hook), and at the end a ver
 the scenario's true change points. With ``--delayed-labels`` the model sends predictions
 now and labels later, as separate records the agent joins, and the verdict gives the lead
 time of the label-free alarms over the labelled AUC alarm (:mod:`driftwatch.demo.delayed`).
+With ``--prometheus`` a real Prometheus scrapes the agent with the chart's alert rules, time
+compressed as the story is, and each alert's change of state is printed as it happens
+(:mod:`driftwatch.demo.prometheus`; started after the agent serves, stopped before it).
 
 Lifecycle: the demo ends when the scenario's events are all processed, when ``--duration``
 has passed, or on Ctrl+C / SIGTERM (exit 0 in all three cases). Leaving the ExitStack then
@@ -29,6 +32,7 @@ SIGKILL from the kernel (see :mod:`driftwatch.demo.broker`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import logging
 import os
@@ -40,6 +44,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from driftwatch.demo import delayed as demo_delayed
@@ -54,6 +59,7 @@ if TYPE_CHECKING:
     from driftwatch.core.monitor import Alarm, Snapshot
     from driftwatch.demo.broker import EmbeddedBroker
     from driftwatch.demo.feed import Feed
+    from driftwatch.demo.prometheus import AlertChange
     from driftwatch.settings import Settings
 
 DEFAULT_SCENARIO = "auc_drop_then_ratio_change"
@@ -77,6 +83,18 @@ JOIN_TIMEOUT_S = 30.0
 AGENT_STOP_TIMEOUT_S = 20.0
 """The agent's stop path: one poll (0.2 s here), a commit and a close, each bounded by 5 s."""
 FEED_STOP_TIMEOUT_S = 15.0
+DEMO_AUC_FLOOR = 0.8
+"""With ``--prometheus``, the demo model's AUC floor (``alerts.auc_floor``): between the
+simulated model's AUC before (0.9) and after (0.7) the drop, not on either."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PrometheusOptions:
+    """``--prometheus``: the executable, the rules file, the port of its UI and API."""
+
+    binary: str
+    rules: Path
+    port: int
 
 _T = TypeVar("_T")
 
@@ -102,12 +120,17 @@ class DemoRun:
         stream: the simulated model's events (their times are reset when it starts).
         delay: with ``--delayed-labels``, how late the labels come
             (:mod:`driftwatch.demo.delayed`); None: each event carries its label.
+        prometheus: with ``--prometheus``, the Prometheus to start; None: none.
     """
 
     def __init__(self, args: argparse.Namespace, base: Settings, binary: str,
                  stream: SimulatedStream, out: TextIO | None = None,
-                 delay: LabelDelay | None = None) -> None:
+                 delay: LabelDelay | None = None,
+                 prometheus: PrometheusOptions | None = None) -> None:
         self.args = args
+        self.prometheus = prometheus
+        self._alert_changes: queue.SimpleQueue[AlertChange] = queue.SimpleQueue()
+        self._fired: dict[str, int] = {}
         self.base = base
         self.binary = binary
         self.stream = stream
@@ -140,6 +163,9 @@ class DemoRun:
                 snapshot = _model_snapshot(self._agent)
                 self.display.verdict(self.stream.change_points,
                                      0 if snapshot is None else snapshot.events)
+                if self.prometheus is not None:
+                    fired = ", ".join(f"{name} x{count}" for name, count in self._fired.items())
+                    self.display.line(f"alerts fired: {fired or 'none'}")
             self.display.line("stopping: the simulated model, the agent, the broker ...")
             # Leaving the stack stops the feed, then the agent, then the broker.
         self.display.line("stopped")
@@ -160,6 +186,8 @@ class DemoRun:
         except (BrokerUnavailable, OSError) as exc:
             return _fail("demo", f"cannot start the embedded broker: {exc}")
         settings = demo_settings(self.base, broker.bootstrap, self.args.port)
+        if self.prometheus is not None:
+            settings = demo_alert_floor(settings)
         if self.delay is not None:
             settings = demo_delayed.join_settings(settings)
         producer_options = producer_config(settings.kafka.consumer_config())
@@ -178,6 +206,10 @@ class DemoRun:
         if url is None:
             return self._failure("the agent", worker) if not self.stop.is_set() else EXIT_OK
         self.display.line(f"  metrics   {url}")
+        if self.prometheus is not None:
+            status = self._start_prometheus(stack, url)
+            if status is not None:
+                return status
         self.display.line("  Ctrl+C stops everything.")
         if self._wait(lambda: agent.snapshot.ready, JOIN_TIMEOUT_S) is None:
             if self.stop.is_set():
@@ -202,6 +234,38 @@ class DemoRun:
         self._feed_worker = stack.enter_context(_Worker("feed", feed.run, FEED_STOP_TIMEOUT_S))
         self.display.table_header()
         return None
+
+    def _start_prometheus(self, stack: ExitStack, metrics_url: str) -> int | None:
+        """Prometheus scraping the agent at ``metrics_url``, and a thread reporting its
+        alerts' changes; None when both run, else the exit status."""
+        from driftwatch.demo.prometheus import (
+            TIME_SCALE,
+            DemoPrometheus,
+            PrometheusError,
+            scale_duration,
+        )
+
+        options = self.prometheus
+        assert options is not None
+        target = metrics_url.removeprefix("http://").split("/", 1)[0]
+        try:
+            prometheus = stack.enter_context(
+                DemoPrometheus(options.binary, options.rules, target, options.port))
+        except PrometheusError as exc:
+            return _fail("demo", f"--prometheus: {exc}")
+        self.display.line(f"  alerts    {prometheus.url}/alerts (Prometheus: the chart's rules "
+                          f"from {options.rules}, time {TIME_SCALE}x faster: for 5m -> "
+                          f"{scale_duration('5m')}; AUC floor {DEMO_AUC_FLOOR})")
+        stack.enter_context(_Worker("alert watch", prometheus.watch(self._alert_changes.put),
+                                    FEED_STOP_TIMEOUT_S))
+        return None
+
+    def _show_alert_changes(self, processed: int) -> None:
+        while not self._alert_changes.empty():
+            change = self._alert_changes.get()
+            if change.state == "firing":
+                self._fired[change.name] = self._fired.get(change.name, 0) + 1
+            self.display.line(f"  ALERT  event {processed}: {change.describe()}")
 
     def _wait(self, condition: Callable[[], _T | None], timeout_s: float) -> _T | None:
         """Poll ``condition`` until it gives a truthy value and return it; None when the time
@@ -239,6 +303,7 @@ class DemoRun:
             while pending and (pending[0][1].event_count <= processed
                                or now - pending[0][0] > 2 * SNAPSHOT_INTERVAL_S):
                 self.display.alarm(pending.pop(0)[1])
+            self._show_alert_changes(processed)
             failure = self._failure_now()
             if failure is not None:
                 return failure
@@ -304,6 +369,18 @@ def demo_monitoring(base: Settings) -> Settings:
               for model, overrides in base.monitoring.models.items()}
     monitoring = base.monitoring.model_copy(update={"defaults": defaults, "models": models})
     return base.model_copy(update={"monitoring": monitoring})
+
+
+def demo_alert_floor(base: Settings) -> Settings:
+    """``base`` with every model's AUC floor at :data:`DEMO_AUC_FLOOR` (``--prometheus``).
+
+    The default floor, 0.7, is exactly the simulated model's AUC after the drop: the window's
+    AUC would cross it back and forth, and DriftwatchAucBelowFloor flap."""
+    defaults = base.alerts.defaults.model_copy(update={"auc_floor": DEMO_AUC_FLOOR})
+    models = {model: overrides.model_copy(update={"auc_floor": DEMO_AUC_FLOOR})
+              for model, overrides in base.alerts.models.items()}
+    alerts = base.alerts.model_copy(update={"defaults": defaults, "models": models})
+    return base.model_copy(update={"alerts": alerts})
 
 
 def demo_settings(base: Settings, bootstrap: str, port: int) -> Settings:

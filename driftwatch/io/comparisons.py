@@ -26,7 +26,7 @@ Metrics (label sets in braces)::
     driftwatch_comparison_blocks{comparison,model}                   gauge   complete recent blocks
 
 ``test`` is ``delong`` (AUC difference over the window), ``mcnemar`` (crisp predictions over
-the window), ``sign`` and ``wilcoxon`` (AUC over the recent blocks). Paper 002 (§4)
+the window), ``sign`` and ``wilcoxon`` (AUC over the recent blocks). Bifet et al. 2015 (§4)
 recommends the block tests; the alert rule template in ``helm/driftwatch/files/alerts.yaml``
 uses Wilcoxon with at least 6 blocks.
 """

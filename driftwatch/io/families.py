@@ -46,7 +46,7 @@ Metrics (label sets in braces)::
     driftwatch_offset_resets_total{topic,partition,reason}      counter
     driftwatch_batch_processing_seconds                         histogram  per polled batch
     driftwatch_start_time_seconds                               gauge   Unix time
-    driftwatch_build_info{version}                              gauge   always 1
+    driftwatch_build_info{version,revision}                     gauge   always 1
     driftwatch_scrape_dropped_series_total                      counter series left out
     driftwatch_http_connections                                 gauge   open connections
     driftwatch_http_connections_closed_total{reason}            counter evicted|refused|timeout
@@ -98,10 +98,10 @@ from prometheus_client.metrics_core import (
     Metric,
 )
 
-from driftwatch import __version__
 from driftwatch.io.budget_families import BudgetFamilies
 from driftwatch.io.estimate_families import EstimateFamilies
 from driftwatch.io.snapshot import NOT_READY_REASONS, AgentSnapshot
+from driftwatch.version import __version__, revision
 
 if TYPE_CHECKING:
     # Only for annotations: the exporter reads attributes, so it does not need the core's
@@ -305,7 +305,7 @@ class Families:
         )
         self.build = InfoMetricFamily(
             "driftwatch_build",
-            "driftwatch version; the value is always 1.",
+            "driftwatch version and source revision (or unknown); the value is always 1.",
         )
         self.dropped = CounterMetricFamily(
             "driftwatch_scrape_dropped_series",
@@ -381,7 +381,7 @@ class Families:
         if ops.state_split_models is not None:
             self.split_models.add_metric([], ops.state_split_models)
         self.start_time.add_metric([], agent.started_time)
-        self.build.add_metric([], {"version": __version__})
+        self.build.add_metric([], {"version": __version__, "revision": revision()})
 
     def _add_all(self, samples: Iterable[_Sample], model: str | None) -> None:
         """Add ``samples``: each one whose labels or value cannot be encoded is counted and

@@ -3,7 +3,7 @@
 ``driftwatch replay FILE`` reads recorded events (JSON Lines or CSV files, or a range of a
 Kafka topic), decodes them exactly as the agent decodes Kafka records, runs them through
 per-model monitors built from the same settings, and reports the alarms and final measures,
-optionally with a figure in the style of paper 000's Fig. 4/8.
+optionally with a figure in the style of Brzezinski & Stefanowski's (2017) Fig. 4/8.
 
 Modules: :mod:`~driftwatch.replay.sources` (reading records), :mod:`~driftwatch.replay.run`
 (records → monitors → alarms, with the decoder's fast path for plainly valid records,

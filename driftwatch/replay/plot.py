@@ -1,8 +1,8 @@
 """The replay figure: prequential AUC and chosen measures over events, alarms and thresholds.
 
-In the style of paper 000's Fig. 4 and Fig. 8 (prequential performance over processed
-examples, one line per measure), with what a backtest needs on top: each measure raw (solid)
-and class-ratio-normalized (dashed, same colour; left out, and its distance named in the
+In the style of Brzezinski & Stefanowski's (2017) Fig. 4 and Fig. 8 (prequential performance over
+processed examples, one line per measure), with what a backtest needs on top: each measure raw
+(solid) and class-ratio-normalized (dashed, same colour; left out, and its distance named in the
 legend, where it would lie under the raw line, as recall's does), the raw threshold of each
 watched floor (dotted: it follows the class ratio), every alarm as a vertical line labelled
 with its detector and the line it is drawn on, and under each model's panel the share of
@@ -25,8 +25,7 @@ the alarm table, no JavaScript.
 
 Reference:
     D. Brzezinski, J. Stefanowski. Prequential AUC: properties of the area under the ROC
-    curve for data streams with concept drift. Knowl. Inf. Syst. 52 (2017), Fig. 4 and Fig. 8
-    (paper 000 in ``papers/``).
+    curve for data streams with concept drift. Knowl. Inf. Syst. 52 (2017), Fig. 4 and Fig. 8.
 """
 
 from __future__ import annotations

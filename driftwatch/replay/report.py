@@ -126,7 +126,8 @@ def _estimate_json(view: EstimateView | None) -> dict[str, Any]:
 
 def _auc_views(result: ReplayResult, model: str, prequential: float | None) -> str:
     """The model's AUC as a batch report and a periodic report would give it, next to the
-    prequential value (paper 000 §4): they differ most when the stream drifts."""
+    prequential value (Brzezinski & Stefanowski 2017, §4): they differ most when the stream
+    drifts."""
     blocks = result.block_aucs[model]
     defined = [v for v in blocks if not math.isnan(v)]
     spread = f" (min {number(min(defined))}, max {number(max(defined))})" if defined else ""

@@ -104,7 +104,7 @@ class ReplayResult:
     block_aucs: dict[str, tuple[float, ...]] = field(default_factory=dict)
     """Each model's AUC per complete block of ``block_size`` events (NaN: one class)."""
     batch_aucs: dict[str, float] = field(default_factory=dict)
-    """Each model's AUC over all its events (paper 000's batch AUC)."""
+    """Each model's AUC over all its events (Brzezinski & Stefanowski's (2017) batch AUC)."""
     join: JoinSnapshot | None = None
     """The join's counts at the end, when predictions and labels came separately."""
 
@@ -137,8 +137,8 @@ class Replay:
             rank by first event is k modulo n, and the rejected lines whose number is);
             :func:`merge` joins the n results. None: everything.
         block_size: also keep each model's block AUC over consecutive blocks of this many
-            events, and its batch AUC over all events (paper 000 §4; the batch AUC holds
-            every score in memory). None: neither.
+            events, and its batch AUC over all events (Brzezinski & Stefanowski 2017, §4; the batch
+            AUC holds every score in memory). None: neither.
         join: predictions and labels as separate records (settings ``join`` with a
             ``kind_field``): the join (with the models' label-free watches) and the record
             format. Joined pairs go to the monitors as the agent's do, label-free alarms are

@@ -58,8 +58,8 @@ class Series:
             record had none): the x axis when the figure is drawn over time.
         positive_share: P / (P + N) in the window at each sample (NaN while empty).
         raw: measure → raw values.
-        normalized: measure → class-ratio-normalized values (measures of paper 003 only).
-        thresholds: measure → the raw threshold of its watched floor (floored measures only).
+        normalized: measure → class-ratio-normalized values (measures of Brzezinski et al. 2019
+        only). thresholds: measure → the raw threshold of its watched floor (floored measures only).
         floors: measure → its floor on the normalized scale.
         estimated_auc: the AUC estimated from the scores of the latest window of
             predictions (NaN while not calibrated); empty when the monitor does not

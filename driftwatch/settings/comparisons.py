@@ -9,7 +9,7 @@ from driftwatch.settings.monitoring import Threshold, WindowSize
 
 
 class ComparisonSettings(_Section):
-    """One champion/challenger comparison over the same events (paper 002, §4).
+    """One champion/challenger comparison over the same events (Bifet et al. 2015, §4).
 
     The records of ``model`` carry the champion's score in the events' score field (they
     feed the model's monitor as usual) and the challenger's in ``challenger_score_field``;

@@ -60,8 +60,8 @@ class WatchSettings(_Section):
     normalized: bool = Field(
         default=False,
         description=(
-            "Feed the detectors the class-ratio-normalized value (paper 003, eq. 10) instead "
-            "of the raw one; only for measures that have a normalization."
+            "Feed the detectors the class-ratio-normalized value (Brzezinski et al. 2019, "
+            "eq. 10) instead of the raw one; only for measures that have a normalization."
         ),
     )
     direction: Direction | None = Field(
@@ -143,7 +143,8 @@ Watches = Annotated[list[WatchSettings], Field(max_length=100)]
 
 _WINDOW_SIZE = (
     "Events in the sliding window over which AUC and the crisp measures are computed "
-    "(paper 000 studies the choice; 1000 balances reaction time against variance)."
+    "(Brzezinski & Stefanowski 2017 study the choice; 1000 balances reaction time against "
+    "variance)."
 )
 _SAMPLE_EVERY = (
     "The window's measures are sampled for floors and feed: window detectors every this "
@@ -196,7 +197,7 @@ _MIN_EFFECT_RATE = (
     "at a threshold between the class means; 0: test any rise."
 )
 _ADAPTIVE_WINDOW = (
-    "Let ADWIN choose the window's length from the per-event error (paper 002, §6): "
+    "Let ADWIN choose the window's length from the per-event error (Bifet et al. 2015, §6): "
     "window_size becomes the longest it may grow, and after a change the window drops the "
     "events from before it. Its current length is the sum of driftwatch_window_events over "
     "the classes."

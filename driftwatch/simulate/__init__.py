@@ -28,7 +28,8 @@ independent of the scores: changing it is a *virtual* drift, changing the AUC a 
 ``stationary``                  fixed AUC and class ratio: every alarm is false
 ``sudden_auc_drop``             the AUC drops by ``drop`` at ``change_at`` (real drift)
 ``gradual_auc_drop``            the AUC falls linearly over ``width`` events from ``change_at``
-``ratio_change``                the class ratio jumps, AUC unchanged (paper 000's Sudden_RC)
+``ratio_change``                the class ratio jumps, AUC unchanged (Brzezinski & Stefanowski's
+(2017) Sudden_RC)
 ``minmaj``                      the minority class becomes the majority, AUC unchanged (MinMaj)
 ``recurring_ratio``             the class ratio alternates between two values every ``period``
 ``auc_drop_then_ratio_change``  the AUC drops, later the class ratio changes (real, then
@@ -61,14 +62,14 @@ pass ``fmt=settings.events.event_format()`` for others):
 
 References:
     D. Brzezinski, J. Stefanowski. Prequential AUC: properties of the area under the ROC
-    curve for data streams with concept drift. Knowl. Inf. Syst. 52 (2017) — paper 000 in
-    ``papers/``: §5.2 and Table 9 define the virtual drifts MinMaj (1:19 → 19:1, the negative
+    curve for data streams with concept drift. Knowl. Inf. Syst. 52 (2017):
+    §5.2 and Table 9 define the virtual drifts MinMaj (1:19 → 19:1, the negative
     class abruptly becomes the minority), Sudden_RC (sudden, recurring ratio changes
     1:1/1:100/1:10/1:1) and Gradual_RC; §5.5 (Fig. 8e–f) shows AUC staying put under them
     while accuracy, κ and κm move.
 
     D. Brzezinski, J. Stefanowski, R. Susmaga, I. Szczęch. On the dynamics of classification
-    measures for imbalanced and streaming data. IEEE TNNLS (2019) — paper 003: the class
+    measures for imbalanced and streaming data. IEEE TNNLS (2019): the class
     ratios P:N ∈ {1:15, 1:4, 1:1, 4:1, 15:1} (:data:`IMBALANCE_RATIOS`) and the sudden ratio
     change streams of Fig. 4–5.
 

@@ -19,8 +19,8 @@ Output = Literal["probability", "latent"]
 """How scores are reported: σ(x) in (0, 1), or the latent binormal score x itself."""
 
 IMBALANCE_RATIOS: tuple[str, ...] = ("1:15", "1:4", "1:1", "4:1", "15:1")
-"""The class ratios P:N studied in paper 003 (§III): balance, low and moderate imbalance of
-either class. Turn one into a positive share with :func:`positive_share_from_ratio`."""
+"""The class ratios P:N studied in Brzezinski et al. 2019 (§III): balance, low and moderate
+imbalance of either class. Turn one into a positive share with :func:`positive_share_from_ratio`."""
 
 _STANDARD_NORMAL = NormalDist()
 
@@ -60,8 +60,8 @@ def _check_output(output: object) -> None:
 def positive_share_from_ratio(ratio: str) -> float:
     """The positive share π = P / (P + N) of a class ratio written ``"P:N"``.
 
-    Paper 003 writes class ratios as positives to negatives, so ``"1:15"`` means one positive
-    per fifteen negatives. Both sides may be any positive finite numbers (``"1:99"``,
+    Brzezinski et al. 2019 write class ratios as positives to negatives, so ``"1:15"`` means one
+    positive per fifteen negatives. Both sides may be any positive finite numbers (``"1:99"``,
     ``"24:30"``, ``"0.5:1"``).
 
     Example:

@@ -132,9 +132,10 @@ class RatioChange(Scenario):
     ``positive_share_after`` at one event; the scores' distributions, hence the AUC, do not
     change.
 
-    Why: paper 000's Sudden_RC (§5.2, Table 9) and paper 003's Fig. 4–5 streams. AUC,
-    recall and specificity must stay put while precision, F1 and κ move; a detector on the
-    raw crisp measures raises an alarm that class-ratio normalization should suppress.
+    Why: Brzezinski & Stefanowski's (2017) Sudden_RC (§5.2, Table 9) and Brzezinski et al.'s (2019)
+    Fig. 4–5 streams. AUC, recall and specificity must stay put while precision, F1 and κ move; a
+    detector on the raw crisp measures raises an alarm that class-ratio normalization should
+    suppress.
 
     Parameters:
         positive_share_after: the positive share from ``change_at`` on, in (0, 1) and
@@ -173,7 +174,8 @@ class MinMaj(Scenario):
     """Virtual drift: the minority class abruptly becomes the majority, π → 1 − π; the AUC
     does not change.
 
-    Why: paper 000's MinMaj stream (§5.2, Table 9: 1:19 → 19:1, hence the default
+    Why: Brzezinski & Stefanowski's (2017) MinMaj stream (§5.2, Table 9: 1:19 → 19:1, hence the
+    default
     ``positive_share=0.05``). In its Fig. 8f accuracy, κ and κm react to the swap while AUC
     shows the ranking did not change; a monitor should report the same.
 
@@ -209,9 +211,9 @@ class RecurringRatio(Scenario):
     """Virtual drift, recurring: the positive share alternates between ``positive_share`` and
     ``positive_share_alternate`` every ``period`` events (changes at period, 2·period, …).
 
-    Why: paper 000's Sudden_RC is a recurring virtual drift (Table 9, "Rec. virt."). A
-    monitor must not mistake each return of a known ratio for a new concept, and a detector
-    restarted after each alarm shows how quickly it settles.
+    Why: Brzezinski & Stefanowski's (2017) Sudden_RC is a recurring virtual drift (Table 9, "Rec.
+    virt."). A monitor must not mistake each return of a known ratio for a new concept, and a
+    detector restarted after each alarm shows how quickly it settles.
 
     Parameters:
         positive_share_alternate: the other positive share, in (0, 1) and different from

@@ -1,5 +1,5 @@
-"""A monitor with an adaptive window: the window ADWIN sizes (paper 002 §6), sampled after a
-change, checkpointed, and chosen per model in the settings and the API."""
+"""A monitor with an adaptive window: the window ADWIN sizes (Bifet et al. 2015, §6), sampled after
+a change, checkpointed, and chosen per model in the settings and the API."""
 
 from __future__ import annotations
 

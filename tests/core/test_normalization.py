@@ -1,9 +1,10 @@
-"""Class-ratio normalization against brute-force enumeration of the grid (paper 003, eq. 10).
+"""Class-ratio normalization against brute-force enumeration of the grid (Brzezinski et al. 2019,
+eq. 10).
 
 The reference enumerates all (P+1)(N+1) confusion matrices with crisp.py's scalar functions
-(undefined → 0) and counts with ≤, exactly as paper 003, eq. 10 defines N(M, P, N, x). The observed
-values x are drawn where an off-by-one would show: attainable grid values (ties), midpoints
-between neighbouring distinct values, the floats just above and below attainable values,
+(undefined → 0) and counts with ≤, exactly as Brzezinski et al. 2019, eq. 10 defines N(M, P, N, x).
+The observed values x are drawn where an off-by-one would show: attainable grid values (ties),
+midpoints between neighbouring distinct values, the floats just above and below attainable values,
 below the minimum, above the maximum, ±inf and NaN.
 """
 

@@ -489,7 +489,7 @@ def test_standalone_deployment(chart: Any) -> None:
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     container = agent_container(pod)
-    assert container["image"] == f"{IMAGE}:0.1.0"
+    assert container["image"] == f"{IMAGE}:0.2.0"
     assert "command" not in container and "args" not in container  # the image's `driftwatch run`
     assert container["env"] == [
         {"name": "DRIFTWATCH_CONFIG", "value": "/etc/driftwatch/driftwatch.yaml"}]
@@ -624,6 +624,41 @@ def test_monitoring_objects(chart: Any, tmp_path: Path) -> None:
 def _rules(objects: Manifests) -> dict[str, dict[str, Any]]:
     groups = one(objects, "PrometheusRule")["spec"]["groups"]
     return {rule.get("alert") or rule["record"]: rule for g in groups for rule in g["rules"]}
+
+
+HOLDS = {
+    # alert: (its for: in files/alerts.yaml, the stated hold, a tuned for:, the stated hold then)
+    "DriftwatchAucBelowFloor": ("5m", "for 10 minutes", "15m", "for 20 minutes"),
+    "DriftwatchChallengerBetter": ("30m", "For 40 minutes", "2h", "For 130 minutes"),
+    "DriftwatchAgentDown": ("5m", "for 5 minutes", "1m", "for 1 minute"),
+    "DriftwatchLabelsStopped": ("30m", "for 90 minutes", "1h30s", "for 7230 seconds"),
+    "DriftwatchNoRecordTime": ("1h", "for 60 minutes", "1d", "for 1440 minutes"),
+    "DriftwatchRejectedEvents": ("10m", "For 10 minutes", "0m", "For 0 minutes"),
+}
+
+
+def test_descriptions_state_the_tuned_for(chart: Any) -> None:
+    """A description that says how long its condition held ("for 10 minutes": the
+    expression's look-back plus ``for:``) says so for the tuned ``for:``; the rest of it, and
+    every description of an alert not tuned or stating no hold, is the file's."""
+    source = {rule["alert"]: rule for group in yaml.safe_load(
+        (CHART / "files" / "alerts.yaml").read_text(encoding="utf-8"))["groups"]
+        for rule in group["rules"] if "alert" in rule}
+    tuned = {name: {"for": hold[2]} for name, hold in HOLDS.items()}
+    tuned["DriftwatchDriftDetected"] = {"for": "5m"}  # states no hold: unchanged
+    rules = _rules(render(chart, {"prometheusRule": {"enabled": True, "alerts": tuned}}))
+    for name, rule in rules.items():
+        if "alert" not in rule:
+            continue
+        original = source[name]["annotations"]["description"]
+        description = rule["annotations"]["description"]
+        if name not in HOLDS:
+            assert description == original, name
+            continue
+        was, stated, tuned_for, now = HOLDS[name]
+        assert source[name]["for"] == was and rule["for"] == tuned_for
+        assert original.count(stated) == 1, (name, original)
+        assert description == original.replace(stated, now), name
 
 
 def test_alerts_tuned_by_values(chart: Any, tmp_path: Path) -> None:
@@ -843,8 +878,8 @@ def test_values_yaml_documents_every_setting() -> None:
 
 IMAGE_MISSING = ("image.repository is required: driftwatch publishes no image. Build one from "
                  "the repository's Dockerfile and push it to a registry your cluster pulls "
-                 "from, then name it: docker build -t REGISTRY/driftwatch-agent:0.1.0 . && "
-                 "docker push REGISTRY/driftwatch-agent:0.1.0 && helm install ... --set "
+                 "from, then name it: docker build -t REGISTRY/driftwatch-agent:0.2.0 . && "
+                 "docker push REGISTRY/driftwatch-agent:0.2.0 && helm install ... --set "
                  "image.repository=REGISTRY/driftwatch-agent")
 
 
@@ -857,7 +892,7 @@ def test_an_install_without_an_image_says_how_to_build_one(
         with pytest.raises(helm.HelmRenderError) as caught:
             chart.render(copy.deepcopy(missing), name=RELEASE, namespace=NAMESPACE)
         assert IMAGE_MISSING in str(caught.value)
-    assert chart.metadata["appVersion"] == "0.1.0"  # the tag the message names
+    assert chart.metadata["appVersion"] == "0.2.0"  # the tag the message names
 
 
 def test_the_model_chart_without_an_image_says_how_to_build_one(

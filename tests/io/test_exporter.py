@@ -32,13 +32,13 @@ from prometheus_client.openmetrics import exposition as om_exposition
 from prometheus_client.openmetrics import parser as om_parser
 from prometheus_client.parser import text_string_to_metric_families
 
-from driftwatch import __version__
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Snapshot, Watch
 from driftwatch.io.collector import SnapshotCollector
 from driftwatch.io.server import MetricsServer
 from driftwatch.io.snapshot import AgentSnapshot, LatencyHistogram, Operations
 from driftwatch.settings import AlertsSettings
+from driftwatch.version import __version__, revision
 
 NAN = math.nan
 T0 = 1_700_000_000.0
@@ -146,7 +146,7 @@ EXPECTED_FAMILIES = {
     "driftwatch_batch_processing_seconds": ("histogram", set()),
     "driftwatch_state_split_models": ("gauge", set()),
     "driftwatch_start_time_seconds": ("gauge", set()),
-    "driftwatch_build_info": ("gauge", {"version"}),
+    "driftwatch_build_info": ("gauge", {"version", "revision"}),
     "driftwatch_scrape_dropped_series_total": ("counter", set()),
 }
 
@@ -263,7 +263,7 @@ def test_timestamps_lag_ready_start_and_build(registry: CollectorRegistry) -> No
     assert value("driftwatch_consumer_lag_seconds", {**lag, "partition": "1"}) == 0
     assert value("driftwatch_ready") == 1
     assert value("driftwatch_start_time_seconds") == T0
-    assert value("driftwatch_build_info", {"version": __version__}) == 1
+    assert value("driftwatch_build_info", {"version": __version__, "revision": revision()}) == 1
 
 
 def test_alert_thresholds_and_last_processed_per_model(registry: CollectorRegistry) -> None:

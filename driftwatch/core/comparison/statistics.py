@@ -9,14 +9,14 @@ champion**, so a positive value means the challenger did better.
   1988), in O(n log n).
 - :func:`crisp_comparison` / :func:`mcnemar`: McNemar's test on the two models' crisp
   predictions, κ of the challenger relative to the champion and Cohen's κ of agreement between
-  them (paper 002, §4 and §5).
-- :func:`sign_test` and :func:`wilcoxon_signed_rank`: the tests paper 002 (§4) recommends,
+  them (Bifet et al. 2015, §4 and §5).
+- :func:`sign_test` and :func:`wilcoxon_signed_rank`: the tests Bifet et al. 2015 (§4) recommends,
   over per-block (or per-fold) values of a measure.
 - :func:`bootstrap_auc_difference`: a confidence interval for the AUC difference from the
-  paper's bootstrap validation scheme (paper 002, §3: every event gets a Poisson(1) weight in
-  each of k replicates), and :func:`fold_aucs` for its k-fold scheme.
+  paper's bootstrap validation scheme (Bifet et al. 2015, §3: every event gets a Poisson(1) weight
+  in each of k replicates), and :func:`fold_aucs` for its k-fold scheme.
 
-Paper 002 (§4.1, Tables 2–3) shows why McNemar's test misleads on streams: its unit is the
+Bifet et al. 2015 (§4.1, Tables 2–3) shows why McNemar's test misleads on streams: its unit is the
 event, so with enough events it calls two practically equal models (two seeds of one learner)
 different, in 42–80 % of the paper's runs. DeLong's test has the same unit. The block tests
 count blocks instead, and their smallest p-value is set by the number of blocks; they grow
@@ -236,7 +236,7 @@ class McNemarResult:
     ``challenger_only`` out of the discordant events, p = ½; ``statistic`` is the smaller of
     the two counts, as statsmodels reports it) when there are fewer than
     :data:`MCNEMAR_EXACT_BELOW` discordant events, else ``"chi2"`` (Edwards' continuity
-    correction, (max(|b − c| − 1, 0))² / (b + c) on χ²₁). ``signed`` is paper 002's
+    correction, (max(|b − c| − 1, 0))² / (b + c) on χ²₁). ``signed`` is Bifet et al.'s (2015)
     M = sign(b − c)·(b − c)²/(b + c) with b = ``challenger_only`` (no continuity correction;
     positive when the challenger is right more often; 0 without discordant events).
     """
@@ -260,7 +260,7 @@ def mcnemar_from_counts(
         exact_below: use the exact binomial test when b + c is below this (25 by default, the
             usual rule: χ² is a fair approximation from about 25 discordant events on).
 
-    Example (paper 002 §4's M and the χ² form):
+    Example (Bifet et al. 2015, §4's M and the χ² form):
         >>> result = mcnemar_from_counts(20, 40)
         >>> result.method, result.signed, round(result.statistic, 4), round(result.p_value, 4)
         ('chi2', 6.666666666666667, 6.0167, 0.0142)
@@ -283,7 +283,7 @@ def mcnemar_from_counts(
 class CrispComparison:
     """The two models' crisp predictions compared on the same events.
 
-    ``relative_kappa`` is paper 002's κ form with the champion as the baseline,
+    ``relative_kappa`` is Bifet et al.'s (2015) κ form with the champion as the baseline,
     (p_challenger − p_champion)/(1 − p_champion): the share of the champion's errors the
     challenger removes (1: all of them, 0: as accurate, negative: worse), as κm (§5.3) is
     relative to the majority-class classifier; NaN when the champion makes no error.
@@ -352,7 +352,7 @@ def mcnemar(y_true: object, champion_pred: object, challenger_pred: object) -> C
 
 
 # ---------------------------------------------------------------------------------------------
-# Tests over blocks or folds (paper 002, §4)
+# Tests over blocks or folds (Bifet et al. 2015, §4)
 
 
 def _paired_values(champion: Sequence[float], challenger: Sequence[float]) -> FloatArray:
@@ -383,12 +383,12 @@ class SignTestResult:
 
 
 def sign_test(champion: Sequence[float], challenger: Sequence[float]) -> SignTestResult:
-    """The sign test of paper 002 §4 over paired per-block (or per-fold) values.
+    """The sign test of Bifet et al. 2015, §4 over paired per-block (or per-fold) values.
 
     Under the null hypothesis each block is a fair coin: challenger wins ~ Bin(n, ½) over the
     n blocks without a tie. The p-value is the exact two-sided binomial tail.
 
-    Example (paper 002, Table 1: classifier A wins 8 of 10 folds):
+    Example (Bifet et al. 2015, Table 1: classifier A wins 8 of 10 folds):
         >>> a = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
         >>> b = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]
         >>> result = sign_test(champion=b, challenger=a)
@@ -412,8 +412,8 @@ class WilcoxonResult:
 
     ``challenger_rank_sum`` (T⁺) sums the ranks of |difference| where the challenger is
     higher, ``champion_rank_sum`` (T⁻) where the champion is; ``statistic`` = min(T⁺, T⁻)
-    as in paper 002 §4. Zero differences are dropped before ranking (Wilcoxon's own rule) and
-    counted in ``zeros``; NaN pairs are dropped and counted in ``undefined``. Tied |differences|
+    as in Bifet et al. 2015, §4. Zero differences are dropped before ranking (Wilcoxon's own rule)
+    and counted in ``zeros``; NaN pairs are dropped and counted in ``undefined``. Tied |differences|
     get their average rank. ``method`` is ``"exact"`` (the null distribution counted exactly)
     with at most :data:`WILCOXON_EXACT_UP_TO` nonzero differences and no ties, otherwise
     ``"normal"`` (the normal approximation with the tie correction of the variance, no
@@ -452,9 +452,9 @@ def _average_ranks(values: FloatArray) -> tuple[FloatArray, list[int]]:
 
 
 def wilcoxon_signed_rank(champion: Sequence[float], challenger: Sequence[float]) -> WilcoxonResult:
-    """Wilcoxon's signed-rank test (paper 002, §4), the paper's recommended test.
+    """Wilcoxon's signed-rank test (Bifet et al. 2015, §4), the paper's recommended test.
 
-    Example (paper 002, Table 1; the paper prints the positive rank sum as 53, but the ranks
+    Example (Bifet et al. 2015, Table 1; the paper prints the positive rank sum as 53, but the ranks
     1…10 sum to 55 and the negative sum is 3, so it is 52):
         >>> a = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
         >>> b = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]
@@ -489,7 +489,7 @@ def wilcoxon_signed_rank(champion: Sequence[float], challenger: Sequence[float])
 
 
 # ---------------------------------------------------------------------------------------------
-# Bootstrap and folds (paper 002, §3)
+# Bootstrap and folds (Bifet et al. 2015, §3)
 
 
 def _score_groups(scores: FloatArray) -> tuple[npt.NDArray[np.intp], int]:
@@ -545,9 +545,9 @@ def bootstrap_auc_difference(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> BootstrapResult:
-    """Bootstrap confidence interval for the AUC difference, paper 002's bootstrap scheme.
+    """Bootstrap confidence interval for the AUC difference, Bifet et al.'s (2015) bootstrap scheme.
 
-    Paper 002 (§3) recommends *k-fold distributed bootstrap validation*: each event enters
+    Bifet et al. 2015 (§3) recommends *k-fold distributed bootstrap validation*: each event enters
     each of k replicates with a Poisson(1) weight (Oza and Russell's online bagging), which
     simulates sampling the stream with replacement one event at a time, without storing it.
     driftwatch scores deployed models, so there is nothing to train: each replicate *tests*
@@ -607,9 +607,10 @@ class FoldAUCs:
 def fold_aucs(
     y_true: object, champion: object, challenger: object, *, folds: int = 10, seed: int = 0
 ) -> FoldAUCs:
-    """Both models' AUC on each of k random folds: paper 002's k-fold cross-validation scheme.
+    """Both models' AUC on each of k random folds: Bifet et al.'s (2015) k-fold cross-validation
+    scheme.
 
-    Paper 002 (§3) assigns each event to one of k classifier instances, chosen at random, to
+    Bifet et al. 2015 (§3) assigns each event to one of k classifier instances, chosen at random, to
     be tested on. Here each event is tested in one fold chosen uniformly at random, and each
     fold's AUC is computed for both models on the same events: k paired values, the unit
     the paper's sign and Wilcoxon tests count (§4). A fold without both classes gets NaN,

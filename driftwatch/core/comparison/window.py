@@ -11,12 +11,12 @@ them what the comparison needs:
 - the eight counts of (label, champion prediction, challenger prediction), for McNemar and
   the two κ (O(1) on demand);
 - both models' AUC on each of the last ``blocks`` consecutive blocks of ``block_size``
-  events, for the sign and Wilcoxon tests paper 002 (§4) recommends: their unit is the
+  events, for the sign and Wilcoxon tests Bifet et al. 2015 (§4) recommends: their unit is the
   block, so their power does not grow with the traffic the way McNemar's and DeLong's do.
 
 Reference:
     Bifet, A. et al. (2015). Efficient online evaluation of big data stream classifiers
-    (paper 002), §4.
+   , §4.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class ADWIN(Detector):
     than a bound that holds with confidence ``δ``, the oldest bucket is dropped and the test
     runs again, until no split differs. The window that remains is an estimate of the
     *current* distribution, so :attr:`estimation` is a mean that adapts its own memory — the
-    reason paper 002 proposes it for prequential evaluation — and a cut is a drift.
+    reason Bifet et al. 2015 proposes it for prequential evaluation — and a cut is a drift.
 
     The window is an exponential histogram: row ``i`` holds up to ``max_buckets`` buckets
     that each summarize 2**i consecutive inputs (their total and their sum of squared
@@ -119,7 +119,7 @@ class ADWIN(Detector):
     *Proc. SIAM International Conference on Data Mining (SDM)*, 443–448: ADWIN, its bucket
     compression (ADWIN2) and the variance-based bound used in practice.
     A. Bifet, G. de Francisci Morales, J. Read, G. Holmes, B. Pfahringer (2015). Efficient
-    online evaluation of big data stream classifiers. *KDD* (paper 002), §6: ADWIN for
+    online evaluation of big data stream classifiers. *KDD*, §6: ADWIN for
     prequential evaluation, Theorem 3.
     """
 

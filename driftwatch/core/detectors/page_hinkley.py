@@ -43,8 +43,8 @@ class PageHinkley(Detector):
 
     **Differences from other implementations.** River's ``PageHinkley`` flags both directions
     by default (``mode="both"``) and calls ``min_samples`` ``min_instances``; with the same
-    parameters and direction it reports the same drifts. MOA's (and paper 003's) variant
-    watches increases of a loss only and alarms on ``≥ λ``.
+    parameters and direction it reports the same drifts. MOA's (and Brzezinski et al.'s (2019))
+    variant watches increases of a loss only and alarms on ``≥ λ``.
 
     Parameters
     ----------
@@ -91,7 +91,7 @@ class PageHinkley(Detector):
     D. V. Hinkley (1971). Inference about the change-point from cumulative sum tests.
     *Biometrika* 58(3), 509–523.
     D. Brzezinski, J. Stefanowski, R. Susmaga, I. Szczęch (2019). On the dynamics of
-    classification measures for imbalanced and streaming data. *IEEE TNNLS* (paper 003), §V:
+    classification measures for imbalanced and streaming data. *IEEE TNNLS*, §V:
     Page-Hinkley on windowed measures and its false alarms.
     """
 

@@ -1,8 +1,8 @@
 """Exact AUC of a multiset of scored examples, kept incrementally in O(log d) per change.
 
 AUC is the Mann–Whitney statistic: over every (positive, negative) pair, 1 when the positive
-is scored higher, ½ when the scores tie, 0 otherwise, divided by P·N. Paper 000 (Brzezinski &
-Stefanowski 2017, Algorithm 1) keeps the window's scores in a red-black tree but then walks the
+is scored higher, ½ when the scores tie, 0 otherwise, divided by P·N. Brzezinski & Stefanowski
+(2017, Algorithm 1) keeps the window's scores in a red-black tree but then walks the
 whole tree after every event to recount the pairs, which costs O(d) per event. The count does
 not need the walk: adding (or removing) one example changes it only by the pairs that example
 forms with the other class, and with the other class's scores sorted that is one bisection

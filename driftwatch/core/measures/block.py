@@ -1,22 +1,22 @@
 """Block (tumbling-window) and batch AUC: the views prequential AUC is contrasted with.
 
-Paper 000 (§4) compares four ways of computing AUC on a stream. *Batch* AUC takes every
-example at once, so the order of arrival does not matter; *block* AUC cuts the stream into
-consecutive, non-overlapping blocks of d examples and computes one AUC per block, which is
+Brzezinski & Stefanowski 2017 (§4) compare four ways of computing AUC on a stream. *Batch* AUC
+takes every example at once, so the order of arrival does not matter; *block* AUC cuts the stream
+into consecutive, non-overlapping blocks of d examples and computes one AUC per block, which is
 what a periodic batch report of a deployed model shows; *prequential* AUC
 (:class:`~driftwatch.core.window.PrequentialWindow`) slides a window of d examples one event
 at a time. On a stationary stream all three agree on average; with drift, or with classes
-arriving in runs, they can be far apart (paper 000, Tables 1–2: batch AUC 0.00 next to block
-AUC 1.00 for the same scores). Reporting block and batch AUC beside the prequential one lets
-users see how the view they know from batch reports differs from the one that alarms.
+arriving in runs, they can be far apart (Brzezinski & Stefanowski 2017, Tables 1–2: batch AUC 0.00
+next to block AUC 1.00 for the same scores). Reporting block and batch AUC beside the prequential
+one lets users see how the view they know from batch reports differs from the one that alarms.
 
 Both functions are exact (the pair count of
 :class:`~driftwatch.core.measures.auc.AUCPairs`, ties ½) and give NaN for a block without
-both classes, as driftwatch does for a window. Paper 000 averages with MOA's convention that
-such a block counts as 1; :func:`average_auc` does either.
+both classes, as driftwatch does for a window. Brzezinski & Stefanowski 2017 average with MOA's
+convention that such a block counts as 1; :func:`average_auc` does either.
 
 Reference:
-    Brzezinski, D., Stefanowski, J. (2017). Prequential AUC (paper 000), §4.1–4.2.1.
+    Brzezinski, D., Stefanowski, J. (2017). Prequential AUC, §4.1–4.2.1.
 """
 
 from __future__ import annotations
@@ -42,9 +42,11 @@ def _zip(y_true: Sequence[object], y_score: Sequence[object]) -> list[tuple[obje
 
 
 def batch_auc(y_true: Sequence[object], y_score: Sequence[object]) -> float:
-    """AUC of all examples at once (paper 000's batch AUC); NaN without both classes. O(n log n).
+    """AUC of all examples at once (Brzezinski & Stefanowski's (2017) batch AUC); NaN without both
+    classes. O(n log n).
 
-    Example (paper 000, Table 2, C3: positives and negatives alternate, 36 of 64 pairs won):
+    Example (Brzezinski & Stefanowski 2017, Table 2, C3: positives and negatives alternate, 36 of 64
+    pairs won):
         >>> labels = [1, 0] * 8
         >>> batch_auc(labels, list(range(16, 0, -1)))  # t = 1 … 16, scores fall
         0.5625
@@ -63,8 +65,8 @@ def block_aucs(
         partial: also return the AUC of a last block shorter than ``size`` (off by default:
             a report computes a block's AUC when the block is complete).
 
-    Example (paper 000, Table 2, C3 with d = 2: every block is one positive above one
-    negative):
+    Example (Brzezinski & Stefanowski 2017, Table 2, C3 with d = 2: every block is one positive
+    above one negative):
         >>> block_aucs([1, 0] * 8, list(range(16, 0, -1)), 2)
         [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
@@ -81,8 +83,8 @@ def average_auc(values: Iterable[float], *, one_class: float | None = None) -> f
     Parameters:
         values: AUCs, NaN where a block had one class only.
         one_class: None skips NaN entries (driftwatch's reading: no measurement); a number
-            replaces them (1.0 is MOA's and paper 000's convention, which reproduces the
-            paper's Tables 1–2). NaN when nothing is left to average.
+            replaces them (1.0 is MOA's and Brzezinski & Stefanowski's (2017) convention, which
+            reproduces the paper's Tables 1–2). NaN when nothing is left to average.
     """
     kept = [
         (one_class if one_class is not None else value) if math.isnan(value) else value
@@ -101,7 +103,7 @@ class BlockAUCs:
     for the batch AUC's sorted scores (a replay's whole input; pass ``batch=False`` to keep
     only the current block). Inputs are validated as by :func:`block_aucs`.
 
-    Example (paper 000, Table 2, C3 at d = 2):
+    Example (Brzezinski & Stefanowski 2017, Table 2, C3 at d = 2):
         >>> blocks = BlockAUCs(2)
         >>> for t in range(16):
         ...     blocks.update(1 - t % 2, 16.0 - t)

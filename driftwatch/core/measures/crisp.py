@@ -15,7 +15,7 @@ and ties are ties.
 
 Undefined values are NaN, never an exception: a measure is NaN exactly when the denominator of
 the formula in its docstring is 0, except the harmonic mean, NaN when P or N is 0 (definitions
-from paper 002, §5 and paper 003, Table I).
+from Bifet et al. 2015, §5 and Brzezinski et al. 2019, Table I).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def gmean(tp: Count, fp: Count, fn: Count, tn: Count) -> float | FloatArray:
 def harmonic_mean(tp: int, fp: int, fn: int, tn: int) -> float:
     """2 / (1/recall + 1/specificity) = 2·TP·TN / (TP·N + TN·P); 0 when either rate is 0.
 
-    Paper 002, §5.2 (the harmonic mean of the class accuracies).
+    Bifet et al. 2015, §5.2 (the harmonic mean of the class accuracies).
     """
     pos, neg = tp + fn, tn + fp
     if pos == 0 or neg == 0:
@@ -105,7 +105,7 @@ def kappa(tp: Count, fp: Count, fn: Count, tn: Count) -> float | FloatArray:
     """Cohen's κ = (p0 − pc) / (1 − pc), as 2·(TP·TN − FP·FN) / (q·N + P·(n − q)).
 
     q = TP + FP is the number of predicted positives; the denominator is n²·(1 − pc), so κ is
-    NaN exactly when pc = 1. Paper 002, §5.1, eq. (1).
+    NaN exactly when pc = 1. Bifet et al. 2015, §5.1, eq. (1).
     """
     pos, neg = tp + fn, tn + fp
     predicted_pos, predicted_neg = tp + fp, fn + tn
@@ -127,7 +127,7 @@ def mcc(tp: Count, fp: Count, fn: Count, tn: Count) -> float | FloatArray:
 def kappa_m(tp: int, fp: int, fn: int, tn: int) -> float:
     """κm = (p0 − pm) / (1 − pm), pm the accuracy of the window's majority-class classifier.
 
-    Paper 002, §5.3. Written as (TP + TN − max(P, N)) / (n − max(P, N)).
+    Bifet et al. 2015, §5.3. Written as (TP + TN − max(P, N)) / (n − max(P, N)).
     """
     majority = max(tp + fn, tn + fp)
     return _div(tp + tn - majority, tp + fp + fn + tn - majority)  # type: ignore[return-value]
@@ -137,7 +137,7 @@ def kappa_per(tp: int, fp: int, fn: int, tn: int, persistent_hits: int) -> float
     """κper = (p0 − pper) / (1 − pper) against the persistent classifier.
 
     The persistent classifier predicts the label of the event before; ``persistent_hits`` is
-    the number of events in the window whose label equals their predecessor's. Paper 002,
+    the number of events in the window whose label equals their predecessor's. Bifet et al. 2015,
     §5.4.1.
     """
     n = tp + fp + fn + tn

@@ -1,8 +1,8 @@
 """Closed-form guesses of where a line of the confusion-matrix grid crosses a value.
 
-Class-ratio normalization (:mod:`driftwatch.core.normalization`, paper 003 eq. 10) counts, on
-each line of the (P+1)(N+1) grid, the cells whose measure is at most x. Along a row (TP fixed,
-FP = s growing) or a column (FP fixed, FN = s growing) every normalizable measure is
+Class-ratio normalization (:mod:`driftwatch.core.normalization`, Brzezinski et al. 2019, eq. 10)
+counts, on each line of the (P+1)(N+1) grid, the cells whose measure is at most x. Along a row (TP
+fixed, FP = s growing) or a column (FP fixed, FN = s growing) every normalizable measure is
 non-increasing, so the count is the line's length less the first index at or below x. Each
 function here solves M = x for that index in closed form, vectorized over the lines ``c``; a
 measure's :class:`~driftwatch.core.measures.registry.Normalization` names its estimates. They
@@ -12,7 +12,7 @@ count.
 
 Reference:
     Brzezinski, Stefanowski, Susmaga, Szczęch, "On the Dynamics of Classification Measures for
-    Imbalanced and Streaming Data", IEEE TNNLS 2019 (paper 003), §III-B, eq. (10).
+    Imbalanced and Streaming Data", IEEE TNNLS 2019, §III-B, eq. (10).
 """
 
 from __future__ import annotations

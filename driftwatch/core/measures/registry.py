@@ -2,9 +2,9 @@
 
 A measure's name, its formula (over the window's confusion counts, or a hook on the window for
 a measure the counts cannot give, like AUC), its good direction, its range, whether and how
-paper 003 normalizes it for the class ratio, when it is undefined and how it is described are
-all fields of one frozen object. The window evaluates what the registry lists, the monitor
-takes directions, ranges and normalizability from it, normalization its grid-search facts,
+Brzezinski et al. 2019 normalize it for the class ratio, when it is undefined and how it is
+described are all fields of one frozen object. The window evaluates what the registry lists, the
+monitor takes directions, ranges and normalizability from it, normalization its grid-search facts,
 the settings the names a watch may name, and the generated metrics reference its table; so a
 new measure is one :func:`register` call, and a measure that is not a confusion-matrix measure
 needs nothing of the window but its public reads (see ``window`` below).
@@ -12,7 +12,8 @@ needs nothing of the window but its public reads (see ``window`` below).
 Three kinds of entries (:attr:`Measure.kind`):
 
 - ``"window"``: reported over the prequential window (``driftwatch_measure``), watchable by
-  window watches; AUC first, then the crisp measures of paper 002 §5 and paper 003 Table I.
+  window watches; AUC first, then the crisp measures of Bifet et al. 2015, §5 and Brzezinski et al.
+  2019, Table I.
 - ``"event"``: ``error_stream``, the per-event crisp error (1 when the prediction is wrong),
   DDM's input; fed from the first event, never reported as a window value.
 - ``"block"``: the per-class error rates a blocks watch computes on each closed block (FN/P and
@@ -78,7 +79,7 @@ Counts = Callable[[int, int, int, int], float]
 
 Tally = tuple[int, int, int, int, int]
 """A window's TP, FP, FN, TN and persistent hits (events whose label equals their
-predecessor's: the persistent classifier's accuracy numerator, paper 002 §5.4.1)."""
+predecessor's: the persistent classifier's accuracy numerator, Bifet et al. 2015, §5.4.1)."""
 
 WindowHook = Callable[[WindowView, Tally], float]
 """A measure of the window that its confusion counts alone cannot give (NaN when undefined),
@@ -87,7 +88,7 @@ from the window and its tally (computed once for all measures)."""
 
 @dataclass(frozen=True, slots=True)
 class Normalization:
-    """How class-ratio normalization (paper 003, eq. 10) searches a measure's grid.
+    """How class-ratio normalization (Brzezinski et al. 2019, eq. 10) searches a measure's grid.
 
     The grid holds every confusion matrix at P, N; along each of its lines (rows: TP fixed,
     FP growing; columns: FP fixed, FN growing) the measure must be non-increasing once
@@ -149,7 +150,7 @@ class Measure:
             of its watches.
         minimum, maximum: the range of its raw values (κm and κper have no lower bound:
             they compare with a baseline that can beat the model by any margin).
-        normalization: how paper 003 normalizes it; None when it has no normalization.
+        normalization: how Brzezinski et al. 2019 normalize it; None when it has no normalization.
         counterpart: for a ``"block"`` measure, the window measure showing the same rate
             (what a replay figure draws for it).
     """
@@ -193,7 +194,7 @@ class Measure:
 
     @property
     def normalizable(self) -> bool:
-        """Whether paper 003 normalizes it for the class ratio."""
+        """Whether Brzezinski et al. 2019 normalize it for the class ratio."""
         return self.normalization is not None
 
     def value(self, window: WindowView, tally: Tally) -> float:
@@ -220,7 +221,7 @@ _BOTH = "the window lacks a class"
 
 BUILTIN: tuple[Measure, ...] = (
     Measure("auc", "AUC", "Prequential AUC: the share of (positive, negative) pairs whose "
-            "scores are in the right order, ties counted half (paper 000).", _BOTH,
+            "scores are in the right order, ties counted half.", _BOTH,
             window=_auc),
     Measure("accuracy", "accuracy", "(TP + TN) / n.", "the window is empty",
             counts=crisp.accuracy,  # type: ignore[arg-type]
@@ -246,14 +247,14 @@ BUILTIN: tuple[Measure, ...] = (
             "accuracies.", _BOTH, counts=crisp.gmean,  # type: ignore[arg-type]
             normalization=Normalization(estimates.gmean_rows, symmetric=True)),
     Measure("harmonic_mean", "harmonic mean", "2 / (1/recall + 1/specificity), 0 when either "
-            "rate is 0 (paper 002, §5.2).", _BOTH, counts=crisp.harmonic_mean),
+            "rate is 0 (Bifet et al. 2015, §5.2).", _BOTH, counts=crisp.harmonic_mean),
     Measure("f1", "F1", "2·TP / (2·TP + FP + FN): the harmonic mean of precision and recall.",
             "the window has no positive and nothing is predicted positive",
             counts=crisp.f1,  # type: ignore[arg-type]
             normalization=Normalization(estimates.f1_rows, estimates.f1_columns,
                                         all_zero_when="no positives")),
     Measure("kappa", "κ", "Cohen's κ against a chance classifier with the same marginals "
-            "(paper 002, §5.1).", "chance agreement is 1 (one class, predicted as such)",
+            "(Bifet et al. 2015, §5.1).", "chance agreement is 1 (one class, predicted as such)",
             counts=crisp.kappa, minimum=-1.0,  # type: ignore[arg-type]
             normalization=Normalization(estimates.kappa_rows, symmetric=True,
                                         bounds=(-1.0, 1.0))),
@@ -261,11 +262,11 @@ BUILTIN: tuple[Measure, ...] = (
             "a class, or a predicted class, is missing", counts=crisp.mcc,  # type: ignore[arg-type]
             minimum=-1.0,
             normalization=Normalization(estimates.mcc_rows, symmetric=True, bounds=None)),
-    Measure("kappa_m", "κm", "κ against the window's majority-class classifier (paper 002, "
+    Measure("kappa_m", "κm", "κ against the window's majority-class classifier (Bifet et al. 2015, "
             "§5.3).", "the window holds one class only, or none", counts=crisp.kappa_m,
             minimum=-math.inf),
     Measure("kappa_per", "κper", "κ against the persistent classifier, which repeats the "
-            "previous label (paper 002, §5.4.1).", "every event in the window repeats its "
+            "previous label (Bifet et al. 2015, §5.4.1).", "every event in the window repeats its "
             "predecessor's label, or the window is empty", window=_kappa_per,
             minimum=-math.inf),
     Measure("error_stream", "error stream", "The per-event crisp error, 1 when the prediction "
@@ -291,7 +292,7 @@ CRISP_MEASURES: tuple[str, ...] = tuple(
 """The built-in crisp measures a window reports, in its order."""
 
 NORMALIZABLE: tuple[str, ...] = tuple(m.name for m in BUILTIN if m.normalizable)
-"""The built-in measures paper 003 normalizes; each formula takes numpy rows too."""
+"""The built-in measures Brzezinski et al. 2019 normalize; each formula takes numpy rows too."""
 
 _MEASURES: dict[str, Measure] = {m.name: m for m in BUILTIN}
 _WINDOW: list[tuple[Measure, ...]] = [tuple(m for m in BUILTIN if m.kind == "window")]

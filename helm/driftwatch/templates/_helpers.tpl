@@ -389,3 +389,35 @@ with events.model_source constant (a sidecar's usual form) there is one model.
 {{- divf (mulf $number (get $bytes $unit)) 1048576 | floor | int }}
 {{- end }}
 {{- end }}
+
+{{/* A Prometheus duration (e.g. 1h30m, 90s) in whole seconds; milliseconds are dropped. */}}
+{{- define "driftwatch.durationSeconds" -}}
+{{- $seconds := dict "ms" 0 "s" 1 "m" 60 "h" 3600 "d" 86400 "w" 604800 "y" 31536000 }}
+{{- $total := 0 }}
+{{- range $part := regexFindAll "[0-9]+(ms|s|m|h|d|w|y)" (toString .) -1 }}
+{{- $unit := regexReplaceAll "^[0-9]+" $part "" }}
+{{- $total = add $total (mul (regexFind "^[0-9]+" $part | atoi) (get $seconds $unit)) }}
+{{- end }}
+{{- $total }}
+{{- end }}
+
+{{/*
+An alert's description with the duration it states ("For 10 minutes": the expression's own
+look-back plus the rule's `for:`, see files/alerts.yaml) moved by a tuned `for:`. Takes
+(dict "description" ... "from" <the file's for> "to" <the tuned for>).
+*/}}
+{{- define "driftwatch.describedHold" -}}
+{{- $stated := regexFind "[Ff]or [0-9]+ minutes?" .description }}
+{{- if $stated }}
+{{- $before := mul (regexFind "[0-9]+" $stated | atoi) 60 }}
+{{- $after := add $before (sub (include "driftwatch.durationSeconds" .to | atoi) (include "driftwatch.durationSeconds" .from | atoi)) }}
+{{- $length := "" }}
+{{- if eq $after 60 }}{{ $length = "1 minute" }}
+{{- else if eq (mod $after 60) 0 }}{{ $length = printf "%d minutes" (div $after 60) }}
+{{- else }}{{ $length = printf "%d seconds" $after }}
+{{- end }}
+{{- replace $stated (printf "%s %s" (substr 0 3 $stated) $length) .description }}
+{{- else }}
+{{- .description }}
+{{- end }}
+{{- end }}

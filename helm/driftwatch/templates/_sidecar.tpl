@@ -8,7 +8,7 @@ values and the settings checksum are this chart's own:
   # model chart, Chart.yaml
   dependencies:
     - name: driftwatch
-      version: 0.1.0
+      version: 0.4.0
       repository: file://../driftwatch   # a path to this chart, or the repository it is published to
   # model chart, values.yaml
   driftwatch:

@@ -31,7 +31,7 @@ from driftwatch.core.comparison.statistics import (
     wilcoxon_signed_rank,
 )
 
-# Paper 002, Table 1: ten folds, classifier A and classifier B (accuracy in %).
+# Bifet et al. 2015, Table 1: ten folds, classifier A and classifier B (accuracy in %).
 TABLE_1_A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
 TABLE_1_B = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]
 
@@ -194,7 +194,7 @@ def test_crisp_comparison_on_random_predictions(seed: int) -> None:
 
 
 def test_relative_kappa_against_the_majority_classifier_is_kappa_m() -> None:
-    """Paper 002, Table 5: TP 40, FN 30, FP 5, TN 25. With the majority-class classifier
+    """Bifet et al. 2015, Table 5: TP 40, FN 30, FP 5, TN 25. With the majority-class classifier
     (always +, accuracy 0.70) as champion, the challenger's relative κ is κm = −16.67 %."""
     y = [1] * 70 + [0] * 30
     challenger = [1] * 40 + [0] * 30 + [1] * 5 + [0] * 25
@@ -206,7 +206,7 @@ def test_relative_kappa_against_the_majority_classifier_is_kappa_m() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Sign and Wilcoxon tests (paper 002, §4)
+# Sign and Wilcoxon tests (Bifet et al. 2015, §4)
 
 
 def test_paper_002_table_1() -> None:
@@ -298,7 +298,7 @@ def test_binomial_and_signed_rank_distributions() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Bootstrap and folds (paper 002, §3)
+# Bootstrap and folds (Bifet et al. 2015, §3)
 
 
 def test_weighted_auc_equals_sklearn_with_sample_weights() -> None:

@@ -127,7 +127,8 @@ def test_remove_absent_example_changes_nothing() -> None:
 @pytest.mark.parametrize(
     ("examples", "expected"),
     [
-        ([(1, 0.5), (0, 0.5)], 0.5),  # ties earn half a pair (paper 000, Algorithm 1)
+        # ties earn half a pair (Brzezinski & Stefanowski 2017, Algorithm 1)
+        ([(1, 0.5), (0, 0.5)], 0.5),
         ([(1, 0.5), (0, 0.5), (0, 0.5)], 0.5),
         ([(1, 0.5), (0, 0.5), (1, 0.7), (0, 0.2), (1, 0.2)], 4 / 6),
         ([(1, 0.9), (0, 0.1)], 1.0),

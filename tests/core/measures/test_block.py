@@ -1,4 +1,5 @@
-"""Block and batch AUC: paper 000's Tables 1–2, and scikit-learn on random streams."""
+"""Block and batch AUC: Brzezinski & Stefanowski's (2017) Tables 1–2, and scikit-learn on random
+streams."""
 
 from __future__ import annotations
 

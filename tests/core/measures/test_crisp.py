@@ -1,4 +1,5 @@
-"""Every crisp measure against its textbook definition (paper 002, §5; paper 003, Table I).
+"""Every crisp measure against its textbook definition (Bifet et al. 2015, §5; Brzezinski et al.
+2019, Table I).
 
 The references below are written from the table's definitions with exact fractions, not from
 crisp.py's rearranged formulas, so they check the algebra as well as the code. A measure that
@@ -114,7 +115,7 @@ def test_every_zero_pattern(zeros: tuple[bool, bool, bool, bool], hits: str) -> 
 
 
 def test_paper_002_table_5() -> None:
-    """Paper 002 (Bifet et al. 2015), Table 5: TP = 40, FN = 30, FP = 5, TN = 25."""
+    """Bifet et al. (2015), Table 5: TP = 40, FN = 30, FP = 5, TN = 25."""
     tp, fp, fn, tn = 40, 5, 30, 25
     printed = {
         "accuracy": 0.65,

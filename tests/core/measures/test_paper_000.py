@@ -1,4 +1,4 @@
-"""Paper 000 (Brzezinski & Stefanowski 2017), §4.2.1, Tables 1 and 2 at d = 2.
+"""Brzezinski & Stefanowski (2017), §4.2.1, Tables 1 and 2 at d = 2.
 
 Each table row lists a classifier's examples by score, highest first, with the arrival time
 t underneath. The paper averages per-event prequential AUC over the positions where the
