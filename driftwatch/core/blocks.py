@@ -26,7 +26,10 @@ from post-change data, and no alarm, false or real, can hide a later change.
 
 **Record time** is the events' ``ts``, never the clock, so a backlog of hours read in seconds
 closes the blocks the hours would have. It is the largest ``ts`` seen: a record older than
-that (time going backwards) takes its place in the open block but moves no clock. Events
+that (time going backwards) takes its place in the open block but moves no clock; a block
+most of whose records are that old (after a record stamped in the future, or a backfill read
+late) closes once they span the block's time among themselves, so one bad stamp cannot stop
+a model's blocks. Events
 without ``ts`` move no clock either: a model whose records carry no time closes its blocks on
 information alone, as before blocks had a time rule (:attr:`Block.seconds` is then None).
 The first block after a start or restore closes on information too (its start is unknown);
@@ -142,8 +145,9 @@ class BlockCollector:
     Memory: the scores of the open block (at most :data:`BLOCK_LIMIT` events).
     """
 
-    __slots__ = ("_due", "_fn", "_fp", "_negatives", "_now", "_positives", "_start",
-                 "min_class", "seconds")
+    __slots__ = ("_due", "_fn", "_fp", "_negatives", "_now", "_past", "_past_high",
+                 "_past_low", "_past_span", "_positives", "_present", "_start", "min_class",
+                 "seconds")
 
     def __init__(self, min_class: int, seconds: float = 0.0) -> None:
         if isinstance(min_class, bool) or not isinstance(min_class, int) or min_class < 2:
@@ -159,6 +163,10 @@ class BlockCollector:
         self._now = -math.inf  # record time: the largest ts seen
         self._start = -math.inf  # record time the open block started (the last close)
         self._due = -math.inf  # record time the open block may close at
+        self._past_low, self._past_high = math.inf, -math.inf
+        self._past = self._present = 0
+        self._past_span = False
+        self._clear_times()
 
     def __len__(self) -> int:
         return len(self._positives) + len(self._negatives)
@@ -172,8 +180,15 @@ class BlockCollector:
             ) -> Block | None:
         """Add one event (``wrong``: its crisp prediction differs from its label; ``ts``: its
         record time, if it has one)."""
-        if ts is not None and ts > self._now:
-            self._now = ts
+        if ts is not None:
+            if ts >= self._start:
+                if ts > self._now:
+                    self._now = ts
+                self._present += 1
+                if self._past_span and self._present >= self._past:
+                    self._past_span = False
+            else:
+                self._add_past(ts)
         if y_true:
             scores = self._positives
             if wrong:
@@ -185,7 +200,7 @@ class BlockCollector:
         scores.append(y_score)
         # The time first: while it is not up (most events of a busy model) only the size
         # limit can close or drop the block.
-        if self._now >= self._due:
+        if self._now >= self._due or self._past_span:
             m = self.min_class
             p, n = len(self._positives), len(self._negatives)
             if p >= m and n >= m:
@@ -214,9 +229,11 @@ class BlockCollector:
         score_array = np.fromiter(scores, dtype=float, count=count)
         wrong = (score_array >= threshold) != (y == 1)
         # numpy reads None as NaN, which no valid time is: those events move no clock.
-        stamps = np.fromiter(times, dtype=float, count=count)
+        raw = np.fromiter(times, dtype=float, count=count)
+        stamps = raw.copy()
         stamps[np.isnan(stamps)] = -math.inf
         now = np.maximum(np.maximum.accumulate(stamps), self._now)  # record time after each
+        timed = self.seconds > 0.0
         m = self.min_class
         closes: list[tuple[int, Block]] = []
         start = 0
@@ -229,7 +246,10 @@ class BlockCollector:
                 p = p0 + np.cumsum(taken)
                 n = n0 + np.arange(1, end - start + 1) - (p - p0)
                 informed = (p >= m) & (n >= m)
-                act = (informed & (now[start:end] >= self._due)) | (p + n >= BLOCK_LIMIT)
+                due = now[start:end] >= self._due
+                if timed:  # or the block's own records' span
+                    due |= self._past_span_after(raw[start:end])
+                act = (informed & due) | (p + n >= BLOCK_LIMIT)
                 hits = np.flatnonzero(act)
                 if hits.size:
                     found = start + int(hits[0])
@@ -239,6 +259,7 @@ class BlockCollector:
             stop = count if found < 0 else found + 1
             self._take(y[start:stop], score_array[start:stop], wrong[start:stop])
             self._now = float(now[stop - 1])
+            self._carry_times(raw[start:stop])
             if found >= 0:
                 if len(self._positives) >= m and len(self._negatives) >= m:
                     closes.append((found, self._close()))
@@ -255,10 +276,58 @@ class BlockCollector:
         self._fn += int(np.count_nonzero(wrong & positive))
         self._fp += int(np.count_nonzero(wrong & ~positive))
 
+    # -- records stamped before the open block's start ------------------------------------
+    # The record time is the largest ts seen, so one record stamped far in the future (a
+    # producer's bad clock) would leave every later record "in the past", and blocks would
+    # then close on size alone, days apart; so would a backfill read after newer records.
+    # A block most of whose timed records are stamped before its start therefore also
+    # closes once those records span ``seconds`` among themselves, and spends that span.
+    # Out-of-order stragglers in in-order traffic are a minority of their block: they never
+    # close it early.
+
+    def _clear_times(self) -> None:
+        self._past_low, self._past_high = math.inf, -math.inf
+        self._past = self._present = 0  # timed records before / at or after the start
+        self._past_span = False  # the past ones are the most and span ``seconds``
+
+    def _add_past(self, ts: float) -> None:
+        self._past += 1
+        if ts < self._past_low:
+            self._past_low = ts
+        if ts > self._past_high:
+            self._past_high = ts
+        self._past_span = (self.seconds > 0.0 and self._past > self._present
+                           and self._past_high - self._past_low >= self.seconds)
+
+    def _past_span_after(self, stamps: np.ndarray) -> np.ndarray:
+        """After each of these events (NaN: no time), :meth:`add`'s past-span rule."""
+        past = stamps < self._start  # NaN compares false: no time, no part
+        present = self._present + np.cumsum(stamps >= self._start)
+        before = self._past + np.cumsum(past)
+        low = np.minimum(np.minimum.accumulate(np.where(past, stamps, np.inf)), self._past_low)
+        high = np.maximum(np.maximum.accumulate(np.where(past, stamps, -np.inf)),
+                          self._past_high)
+        reached: np.ndarray = (before > present) & (high - low >= self.seconds)
+        return reached
+
+    def _carry_times(self, stamps: np.ndarray) -> None:
+        """Record what :meth:`add` records of these events' times (the clock apart)."""
+        past = stamps[stamps < self._start]
+        self._present += int(np.count_nonzero(stamps >= self._start))
+        if past.size:
+            self._past += past.size - 1
+            self._past_low = min(self._past_low, float(past.min()))
+            self._add_past(float(past.max()))
+        else:
+            self._past_span = self._past_span and self._past > self._present
+
     def _close(self) -> Block:
         auc, s10, s01 = delong(self._positives, self._negatives)
         now, start = self._now, self._start
-        seconds = now - start if start != -math.inf else None
+        if self._past_span and now < self._due:  # its own records' span
+            seconds: float | None = self._past_high - self._past_low
+        else:
+            seconds = now - start if start != -math.inf else None
         block = Block(len(self), len(self._positives), len(self._negatives), auc, s10, s01,
                       self._fn, self._fp, seconds)
         self._clear()
@@ -269,11 +338,13 @@ class BlockCollector:
     def _clear(self) -> None:
         self._positives, self._negatives = [], []
         self._fn = self._fp = 0
+        self._clear_times()
 
     def export_state(self) -> dict[str, Any]:
         return {"positives": list(self._positives), "negatives": list(self._negatives),
                 "fn": self._fn, "fp": self._fp, "now": _finite(self._now),
-                "start": _finite(self._start)}
+                "start": _finite(self._start), "present": self._present, "past": self._past,
+                "past_span": [self._past_low, self._past_high] if self._past else None}
 
     def restore(self, state: Mapping[str, Any]) -> None:
         """Load :meth:`export_state`; a state saved before blocks had a time rule (no
@@ -287,6 +358,12 @@ class BlockCollector:
         self._start = -math.inf if start is None else float(start)
         known = self._start != -math.inf and self.seconds > 0.0
         self._due = self._start + self.seconds if known else -math.inf
+        self._clear_times()
+        self._present = int(state.get("present", 0))
+        if state.get("past_span") is not None:
+            self._past = int(state["past"]) - 1
+            self._past_low = float(state["past_span"][0])
+            self._add_past(float(state["past_span"][1]))
 
 
 def _finite(value: float) -> float | None:

@@ -268,14 +268,66 @@ def test_time_going_backwards_moves_no_clock() -> None:
     jittered = [(y, ts - 3600.0 if i % 10 == 5 else ts) for i, (y, ts) in enumerate(events)]
     assert [b.seconds for b in timed(BlockCollector(20, 30.0), jittered)] == \
         [b.seconds for b in timed(BlockCollector(20, 30.0), events)]
-    # A whole stretch in the past after the present: it closes nothing on time.
+    # A whole stretch in the past after the present (a backfill read late) moves no clock
+    # either; once its records are the most of their block, blocks close on their own span.
     collector = BlockCollector(20, 30.0)
     timed(collector, alternating(10.0, 60.0))
     assert collector.now == pytest.approx(1059.9)
     old = timed(collector, alternating(10.0, 300.0, start=0.0))
-    assert old == []  # 3 000 events: information long there, the time never
     assert collector.now == pytest.approx(1059.9)
-    assert len(collector) > 3000  # all in the open block
+    assert [b.seconds for b in old] == [pytest.approx(30.0)] * 9
+    assert old[0].events > 300 + 1  # the open block's present records, outnumbered first
+    assert all(b.events == 301 for b in old[1:])
+
+
+def test_one_record_stamped_in_the_future_does_not_stop_the_blocks() -> None:
+    """A producer's bad clock stamps one record a year ahead: the clock jumps, but the
+    records after it, all "in the past", still close blocks every 30 s of their own time,
+    not on size alone (100 000 events: days at this rate)."""
+    events = alternating(10.0, 600.0)
+    bad = [*events[:1000], (1, events[1000][1] + 365 * 86_400.0), *events[1000:]]
+    collector = BlockCollector(20, 30.0)
+    got = timed(collector, bad)
+    assert collector.now == pytest.approx(events[1000][1] + 365 * 86_400.0)
+    after = [b for b in got if b.seconds is not None and b.seconds < 31.0]
+    assert len(after) >= len(timed(BlockCollector(20, 30.0), events)) - 3
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_extend_closes_the_blocks_add_closes(seed: int) -> None:
+    """The vectorized path equals the event-by-event one on streams with stragglers, a
+    backfill, a future stamp and untimed records, split into random chunks."""
+    rng = random.Random(seed)
+    stream: list[tuple[int, float, float | None]] = []
+    t = 0.0
+    for i in range(rng.randrange(2_000, 8_000)):
+        t += rng.expovariate(rng.choice([0.5, 5.0, 50.0]))
+        ts: float | None = t
+        r = rng.random()
+        if r < 0.05:
+            ts = t - rng.uniform(0.0, 120.0)
+        elif r < 0.06:
+            ts = None
+        elif r < 0.062:
+            ts = t + 86_400.0
+        if 3000 <= i < 3600:
+            ts = t - 7200.0  # a backfill stretch
+        stream.append((int(rng.random() < 0.3), rng.random(), ts))
+    one = BlockCollector(20, rng.choice([0.0, 10.0, 30.0]))
+    many = BlockCollector(one.min_class, one.seconds)
+    expected = [(i, b) for i, (y, score, ts) in enumerate(stream)
+                if (b := one.add(y, score, (score >= 0.5) != (y == 1), ts)) is not None]
+    got: list[tuple[int, Block]] = []
+    start = 0
+    while start < len(stream):
+        stop = min(len(stream), start + rng.randrange(1, 3_000))
+        part = stream[start:stop]
+        got += [(start + i, b) for i, b in many.extend([y for y, _, _ in part],
+                                                       [s for _, s, _ in part],
+                                                       [ts for _, _, ts in part], 0.5)]
+        start = stop
+    assert got == expected
+    assert many.export_state() == one.export_state()
 
 
 def test_a_long_silence_is_spanned_by_the_block_open_across_it() -> None:
