@@ -180,6 +180,11 @@ def test_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "0 paired events" in captured.out
     assert "no record became a paired event (missing_field 8,000)" in captured.err
     assert "challenger: no 'other' field" in captured.err
+    # An empty export: exit 1 too, so a CI check on it fails.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["compare", str(empty), *FIELDS]) == 1
+    assert f"no records in {empty}" in capsys.readouterr().err
     csv_file = tmp_path / "scores.csv"
     csv_file.write_text("label,score\n1,0.5\n")
     assert main(["compare", str(csv_file), "--challenger-score", "q"]) == 2

@@ -351,6 +351,8 @@ def _compare(
             end="",
         )
     sys.stdout.flush()
+    if not result.records and status == EXIT_OK:  # an empty export must fail a CI check
+        return _fail(f"no records in {source.name}", EXIT_NOTHING_PAIRED)
     if result.records and not result.paired:
         return _fail(_nothing_paired(result, fmt, pairing), EXIT_NOTHING_PAIRED)
     if args.plot and status == EXIT_OK:
