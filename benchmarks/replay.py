@@ -3,7 +3,7 @@
 The reference is the replay as it was before chunked reading, the fast decoder and the
 processes (:func:`per_record_replay`, kept here verbatim in substance): a
 :class:`~driftwatch.replay.sources.Record` per line, the agent's
-:func:`~driftwatch.io.decode.decode` per record, and a monitor per model. Both run the same
+:func:`~driftwatch.decoding.decoder.decode` per record, and a monitor per model. Both run the same
 seeded files with the default settings, interleaved, and the median of a few repeats is
 reported with the ratio measured in the same run, in wall time and in this process's CPU time
 (on a shared machine the CPU time is the steadier measure of a one-process path; the
@@ -53,8 +53,8 @@ import numpy as np
 
 from benchmarks import ENVIRONMENT
 from driftwatch.core.monitor import Monitor, MonitorConfig
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
-from driftwatch.io.fastdecode import json_library
+from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.decoding.fast_decoder import json_library
 from driftwatch.replay.parallel import available, run_parallel
 from driftwatch.replay.report import to_json
 from driftwatch.replay.run import (

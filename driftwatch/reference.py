@@ -20,12 +20,12 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from driftwatch.agent.comparisons import ComparisonCollector
 from driftwatch.core.measures import registry as measure_registry
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.comparisons import ComparisonCollector
-from driftwatch.io.server import HttpCollector
-from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.settings import Settings, env_name
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.server import HttpCollector
+from driftwatch.sinks.snapshot import AgentSnapshot
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -152,8 +152,9 @@ def metrics_reference() -> str:
     lines = [
         "# Metrics reference",
         "",
-        "Generated from `driftwatch.io.collector`, `driftwatch.io.server` and "
-        "`driftwatch.io.comparisons` by `python -m driftwatch.reference`; do not edit.",
+        "Generated from `driftwatch.sinks.prometheus.collector`, "
+        "`driftwatch.sinks.prometheus.server` and "
+        "`driftwatch.agent.comparisons` by `python -m driftwatch.reference`; do not edit.",
         "",
         "| metric | type | labels | help |",
         "|---|---|---|---|",

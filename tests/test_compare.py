@@ -20,7 +20,7 @@ from sklearn.metrics import roc_auc_score
 from driftwatch.commands.main import main
 from driftwatch.compare.pairing import Pairer, Pairing
 from driftwatch.core.comparison.statistics import delong, fold_aucs, wilcoxon_signed_rank
-from driftwatch.io.decode import EventFormat, Rejected
+from driftwatch.decoding.decoder import EventFormat, Rejected
 from tests.conftest import tool_missing
 
 ROOT = Path(__file__).resolve().parent.parent

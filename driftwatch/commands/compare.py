@@ -33,7 +33,7 @@ from driftwatch.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NO_EVENTS, EXI
 if TYPE_CHECKING:
     from driftwatch.compare.pairing import Pairing
     from driftwatch.compare.run import CompareResult, Comparison
-    from driftwatch.io.decode import EventFormat
+    from driftwatch.decoding.decoder import EventFormat
     from driftwatch.replay.sources import Source
     from driftwatch.settings import Settings
 

@@ -69,7 +69,7 @@ from driftwatch.simulate import (
 
 if TYPE_CHECKING:
     from driftwatch.core.join import Label, Prediction
-    from driftwatch.io.decode import EventFormat
+    from driftwatch.decoding.decoder import EventFormat
     from driftwatch.settings import Settings
 
 SIMULATE_PROGRESS_INTERVAL_S = 5.0
@@ -252,7 +252,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     from driftwatch import logs
     from driftwatch.demo.feed import BrokersUnreachable, Feed, FeedError, JoinTopics, ensure_topic
-    from driftwatch.io.producers import producer_config
+    from driftwatch.kafka.producers import producer_config
 
     settings = load_settings_or_report(args.config)
     if settings is None:

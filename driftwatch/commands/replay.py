@@ -43,7 +43,7 @@ from driftwatch.exits import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from driftwatch.io.decode import EventFormat
+    from driftwatch.decoding.decoder import EventFormat
     from driftwatch.replay.parallel import MakeReplay
     from driftwatch.replay.progress import Progress
     from driftwatch.replay.run import BadRecord, Replay, ReplayResult

@@ -35,7 +35,7 @@ from driftwatch.core.comparison.statistics import (
 )
 from driftwatch.core.comparison.window import PairedWindow
 from driftwatch.core.measures.block import average_auc
-from driftwatch.io.decode import Rejected
+from driftwatch.decoding.decoder import Rejected
 from driftwatch.replay.sources import Record
 
 FOLDS = 10

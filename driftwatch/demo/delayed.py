@@ -45,9 +45,9 @@ from driftwatch.simulate import DelayDistribution, delayed_labels
 if TYPE_CHECKING:
     from driftwatch.core.delayed import JoinSnapshot
     from driftwatch.core.monitor import Alarm, Snapshot
-    from driftwatch.io.snapshot import AgentSnapshot
     from driftwatch.settings import Settings
     from driftwatch.simulate import ChangePoint, SimulatedStream
+    from driftwatch.sinks.snapshot import AgentSnapshot
 
 SCENARIO = "sudden_auc_drop"
 """The scenario when ``--scenario`` is not given: a real drift, which moves the scores."""

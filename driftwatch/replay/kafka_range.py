@@ -69,7 +69,7 @@ class KafkaRangeSource:
             from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
             from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
-            from driftwatch.io.client_quirks import never_create_topics
+            from driftwatch.kafka.client_quirks import never_create_topics
 
         try:
             # A reader never creates what it reads (a missing topic is "no such topic").

@@ -9,7 +9,7 @@ events, same order, same code: the same alarms as the agent.
 
 It runs about as fast as the monitors do: JSON Lines are read in chunks
 (:meth:`Replay.process_lines`) and plainly valid records take the fast decoder's path
-(:mod:`driftwatch.io.fastdecode`), so per record what remains is mostly the monitor
+(:mod:`driftwatch.decoding.fast_decoder`), so per record what remains is mostly the monitor
 update; the optional series for the figure cost one read per sample
 (:mod:`driftwatch.replay.series`). A file of several models can be split between processes
 by model (:mod:`driftwatch.replay.parallel`): a :class:`Replay` given a ``share`` decodes
@@ -28,9 +28,9 @@ from itertools import repeat
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
 from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
-from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, JoinFormat
-from driftwatch.io.fastdecode import PARSE_SELF, FastDecoder
+from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.decoding.fast_decoder import PARSE_SELF, FastDecoder
+from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, JoinFormat
 from driftwatch.pipeline import TOO_MANY_MODELS, UNWATCHED_MODEL, Monitors, Pipeline
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, Record
@@ -217,10 +217,10 @@ class Replay:
         invalid, or merely unusual) takes the general path with its line ending removed, as
         :class:`~driftwatch.replay.sources.JsonLinesSource` would yield it. With orjson the
         chunk's JSON is parsed in one call when that gives exactly each line's own parse
-        (:meth:`~driftwatch.io.fastdecode.FastDecoder.parse_lines`: about half the parsing
+        (:meth:`~driftwatch.decoding.fast_decoder.FastDecoder.parse_lines`: about half the parsing
         cost of a call per line), and a chunk of plain records of one model already
         monitored (the usual file) is checked a field at a time and given to its monitor in
-        one call (:attr:`~driftwatch.io.fastdecode.FastDecoder.columns`,
+        one call (:attr:`~driftwatch.decoding.fast_decoder.FastDecoder.columns`,
         :meth:`~driftwatch.core.monitor.Monitor.update_columns`): the same results, a
         fraction of the calls.
         """

@@ -1,7 +1,7 @@
 """Where replayed records come from: JSON Lines files, CSV files, or a Kafka topic range.
 
 Every source yields :class:`Record` values — the record's bytes, its key and where it was
-found — so that the replay decodes them with :func:`driftwatch.io.decode.decode`, exactly as
+found — so that the replay decodes them with :func:`driftwatch.decoding.decoder.decode`, exactly as
 the agent decodes Kafka records: the same field names, label classes, limits and rejection
 reasons. A CSV row is turned into the JSON object the same record would have been on Kafka
 (:class:`CsvSource`), so CSV files follow the same rules too.
@@ -28,10 +28,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
-from driftwatch.io.decode import EventFormat, Rejected
+from driftwatch.decoding.decoder import EventFormat, Rejected
 
 if TYPE_CHECKING:
-    from driftwatch.io.source import Record as AgentRecord
+    from driftwatch.kafka.source import Record as AgentRecord
 
 Format = Literal["jsonl", "csv"]
 
@@ -101,7 +101,7 @@ def agent_records(source: Source, topic: str | None = None) -> Iterator[AgentRec
     offset its position (the line number) and the timestamp 0. A CSV row the csv module
     refused goes as it is (the agent has no ``bad_csv`` reason: its value, if any, is
     decoded and rejected by the decoder's rules)."""
-    from driftwatch.io.source import Record as AgentRecord  # kafka-python: only when used
+    from driftwatch.kafka.source import Record as AgentRecord  # kafka-python: only when used
 
     name = source.name if topic is None else topic
     for record in source:
