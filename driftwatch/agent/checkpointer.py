@@ -21,7 +21,7 @@ from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.state.checkpoint import CheckpointError, CheckpointStore, decode_offsets
 from driftwatch.state.topic import StateTopicStore
 
-log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
+log = logging.getLogger(__name__)
 
 __all__ = ["Checkpointer"]
 

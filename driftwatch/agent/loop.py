@@ -124,7 +124,7 @@ from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram
 from driftwatch.state.checkpoint import CheckpointSaveError, CheckpointStore
 from driftwatch.state.topic import StateTopicStore
 
-log = logging.getLogger("driftwatch.agent")
+log = logging.getLogger(__name__)
 
 __all__ = ["TOO_MANY_MODELS", "UNWATCHED_MODEL", "Agent", "Monitors", "SourceFactory"]
 

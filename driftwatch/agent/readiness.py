@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 
-log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
+log = logging.getLogger(__name__)
 
 __all__ = ["Readiness"]
 

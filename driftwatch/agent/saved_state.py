@@ -34,7 +34,7 @@ from driftwatch.state.topic import StateTopicStore
 if TYPE_CHECKING:
     from driftwatch.agent.loop import Agent
 
-log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
+log = logging.getLogger(__name__)
 
 __all__ = ["join_by_partition", "payload", "restore_checkpoint", "restore_partitions",
            "revoke_partitions"]

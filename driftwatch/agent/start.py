@@ -37,7 +37,7 @@ from driftwatch.state.topic import StateSaveError, StateTopicStore
 if TYPE_CHECKING:
     from driftwatch.agent.loop import Agent
 
-log = logging.getLogger("driftwatch.agent")  # the agent's lines, one logger name to filter on
+log = logging.getLogger(__name__)
 
 __all__ = ["kafka_source", "kafka_uses", "resume_offsets", "start"]
 

@@ -36,7 +36,7 @@ from driftwatch.core.comparison.statistics import (
 from driftwatch.core.comparison.window import PairedWindow
 from driftwatch.core.measures.block import average_auc
 from driftwatch.decoding.decoder import Rejected
-from driftwatch.replay.sources import Record
+from driftwatch.replay.sources import ReplayRecord
 
 FOLDS = 10
 """Random folds of paper 002's k-fold scheme (§3: each event is tested in one fold)."""
@@ -158,12 +158,12 @@ class Comparison:
     def paired(self) -> int:
         return len(self._labels)
 
-    def process(self, records: Iterable[Record]) -> None:
+    def process(self, records: Iterable[ReplayRecord]) -> None:
         """Pair and feed every record."""
         for record in records:
             self.process_one(record)
 
-    def process_one(self, record: Record) -> None:
+    def process_one(self, record: ReplayRecord) -> None:
         self.records += 1
         outcome: PairedEvent | Rejected | None
         if record.rejected is not None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from driftwatch.kafka.first_contact import BrokerRefused, FirstContact, TopicUse, refusal
 from driftwatch.kafka.offsets import missing_topics_text
 
-log = logging.getLogger("driftwatch.kafka.source")  # the source's lines, as before
+log = logging.getLogger(__name__)
 
 __all__ = ["BrokerHealth"]
 

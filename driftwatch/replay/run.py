@@ -33,13 +33,13 @@ from driftwatch.decoding.fast_decoder import PARSE_SELF, FastDecoder
 from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, JoinFormat
 from driftwatch.pipeline import TOO_MANY_MODELS, UNWATCHED_MODEL, Monitors, Pipeline
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
-from driftwatch.replay.sources import BAD_CSV, Record
+from driftwatch.replay.sources import BAD_CSV, ReplayRecord
 
 __all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "BadRecord", "Replay", "ReplayAlarm",
            "ReplayResult", "merge", "run"]
 
-Where = Record | int
-"""Where a replayed record was: its :class:`Record` (a Kafka range, CSV) or its line number
+Where = ReplayRecord | int
+"""Where a replayed record was: its :class:`ReplayRecord` (a Kafka range, CSV) or its line number
 (JSON Lines read in chunks)."""
 
 MAX_KEPT_BAD_RECORDS = 1000
@@ -198,7 +198,7 @@ class Replay:
         """Events given to monitors so far (each monitor counts its own)."""
         return sum(monitor.events for monitor in self._monitors.by_model.values())
 
-    def process(self, record: Record) -> None:
+    def process(self, record: ReplayRecord) -> None:
         """Decode one record and give its event to its model's monitor (or count it)."""
         self.records += 1
         pipeline = self._pipeline
@@ -211,7 +211,7 @@ class Replay:
 
     def process_lines(self, lines: Sequence[bytes], first: int) -> None:
         """Replay a run of JSON Lines lines numbered from ``first``: the same as one
-        :meth:`process` per non-blank line, without a :class:`Record` per line.
+        :meth:`process` per non-blank line, without a :class:`ReplayRecord` per line.
 
         Each line goes through the pipeline's fast path; any other line (blank, too long,
         invalid, or merely unusual) takes the general path with its line ending removed, as
@@ -461,7 +461,7 @@ def _summed(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
     return total
 
 
-def run(records: Iterable[Record], replay: Replay, source: str,
+def run(records: Iterable[ReplayRecord], replay: Replay, source: str,
         tick: Callable[[Replay], None] | None = None, tick_every: int = 2048) -> ReplayResult:
     """Feed every record to ``replay``; call ``tick`` every ``tick_every`` records, or after
     each chunk of a source read in chunks (for a progress bar: a clock read there, not per

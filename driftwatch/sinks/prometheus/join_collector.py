@@ -49,13 +49,13 @@ from prometheus_client.registry import Collector
 
 from driftwatch.core.delayed import DELAY_BUCKETS
 from driftwatch.core.join import REASONS, STREAMS
-from driftwatch.core.prediction_watch import MEASURES
+from driftwatch.core.prediction_watch import SIGNAL_MEASURES
 
 if TYPE_CHECKING:
     from driftwatch.core.delayed import JoinSnapshot
 
 _STATE_CODES = {"stable": 0, "warning": 1, "drift": 2}
-_SIGNAL_OF = {measure: signal for signal, measure in MEASURES.items()}
+_SIGNAL_OF = {measure: signal for signal, measure in SIGNAL_MEASURES.items()}
 
 
 def _families() -> dict[str, Any]:
