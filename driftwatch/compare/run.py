@@ -19,20 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from driftwatch.compare.pairing import PairedEvent, Pairer
-from driftwatch.core.comparison.statistics import (
+from driftwatch.core.comparison.delong import DeLongResult, delong
+from driftwatch.core.comparison.mcnemar import CrispComparison, cell, crisp_comparison
+from driftwatch.core.comparison.resampling import (
     BootstrapResult,
-    CrispComparison,
-    DeLongResult,
-    SignTestResult,
-    WilcoxonResult,
     bootstrap_auc_difference,
-    cell,
-    crisp_comparison,
-    delong,
     fold_aucs,
-    sign_test,
-    wilcoxon_signed_rank,
 )
+from driftwatch.core.comparison.sign_test import SignTestResult, sign_test
+from driftwatch.core.comparison.wilcoxon import WilcoxonResult, wilcoxon_signed_rank
 from driftwatch.core.comparison.window import PairedWindow
 from driftwatch.core.measures.block import average_auc
 from driftwatch.decoding.decoder import Rejected
