@@ -109,7 +109,6 @@ def test_no_import_cycle() -> None:
 PENDING_BACK_EDGES: dict[tuple[str, str], str] = {
     ("driftwatch.agent.start", "driftwatch.agent.loop"): "type hints of Agent",
     ("driftwatch.agent.saved_state", "driftwatch.agent.loop"): "type hints of Agent",
-    ("driftwatch.agent.publish", "driftwatch.agent.loop"): "type hints of Agent",
 }
 """Type-only imports that close a circle, kept until the agent's helpers stop reading its
 private attributes (issue 22, the agent/ package of objects owning their state). Each must

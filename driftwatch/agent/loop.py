@@ -92,7 +92,7 @@ from driftwatch.agent.checkpointer import Checkpointer
 from driftwatch.agent.comparisons import Comparisons, ComparisonSnapshot
 from driftwatch.agent.join_shards import JoinShards
 from driftwatch.agent.partition_states import PartitionStates
-from driftwatch.agent.publish import publish_snapshot
+from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
 from driftwatch.agent.readiness import Readiness
 from driftwatch.agent.saved_state import (
     join_by_partition,
@@ -120,7 +120,7 @@ from driftwatch.pipeline import (
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.server import MetricsServer
-from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram
+from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram, Operations
 from driftwatch.state.checkpoint import CheckpointSaveError, CheckpointStore
 from driftwatch.state.topic import StateTopicStore
 
@@ -245,9 +245,7 @@ class Agent:
         self._last_timestamp_ms: dict[TopicPartition, int] = {}
         self._offset_resets: dict[tuple[str, int, str], int] = {}
         self._batch_seconds = LatencyHistogram()
-        self._started = wall_clock()
-        self._snapshot = AgentSnapshot.empty(self._started)
-        self._snapshot_at = -float("inf")
+        self.publisher = SnapshotPublisher(wall_clock(), snapshot_interval_s, clock, wall_clock)
         self._source_factory = source
         self._dead_letter_sink = dead_letter
         self.source: Source[Record] | None = None
@@ -362,7 +360,7 @@ class Agent:
     def snapshot(self) -> AgentSnapshot:
         """The latest snapshot, the one ``/metrics`` shows: immutable, so any thread may read
         it. The loop replaces it about every ``snapshot_interval_s`` seconds."""
-        return self._snapshot
+        return self.publisher.snapshot
 
     @property
     def ready(self) -> bool:
@@ -371,7 +369,7 @@ class Agent:
         successfully. Any thread may read it. Read from the published snapshot, as
         ``driftwatch_ready`` and the reasons of a 503 are, so the three never disagree (the
         loop publishes a readiness change at once)."""
-        return self._snapshot.ready
+        return self.publisher.snapshot.ready
 
     # -- parts ------------------------------------------------------------------------------
 
@@ -497,4 +495,49 @@ class Agent:
             self._publish_snapshot(force=True)  # driftwatch_ready agrees with /readyz
 
     def _publish_snapshot(self, *, force: bool = False) -> None:
-        publish_snapshot(self, force=force)
+        """Publish a fresh snapshot when one is due (at once with ``force``: readiness
+        changed, partitions came or went)."""
+        if not self.publisher.due(force=force):
+            return
+        source = self.source
+        monitors = self.monitors.snapshots()
+        self._comparison_snapshots = self.comparisons.snapshots()
+        # A forced publish (readiness changed) must not wait for a probe of a dead broker.
+        lag = source.lag(refresh=not force) if source is not None else {}
+        self.publisher.publish(
+            monitors, rejected=self._rejected, skipped=self._skipped, consumer_lag=lag,
+            ready=self._ready, operations=self._operations(lag),
+            join=self.join_shards.snapshot() if self.join_shards is not None else
+            None if self.delayed is None else self.delayed.snapshot())
+
+    def _operations(self, lag: Mapping[tuple[str, int], int]) -> Operations:
+        """The agent's view of itself for the snapshot: readiness and why not, saves,
+        commits, producers, offset resets, batch times."""
+        source, checkpointer = self.source, self.checkpointer
+        why: dict[str, str] = {}
+        if not self.readiness.ready:
+            problem = source.problem if source is not None else "the source is not started"
+            why["kafka"] = problem or "the brokers answer again; ready once they have for " \
+                "readiness.ready_after_seconds"
+        if checkpointer.failing:
+            why["checkpoint"] = (f"the last save failed ({checkpointer.last_error}); nothing "
+                                 "is committed until a save succeeds")
+        return Operations(
+            consumer_group=self.settings.kafka.group_id,
+            lag_seconds=lag_seconds(lag, self._last_timestamp_ms, self._wall_clock()),
+            not_ready=frozenset(why),
+            not_ready_why=why,
+            checkpoint_saves=checkpointer.saves,
+            checkpoint_save_failures=checkpointer.failures,
+            checkpoint_last_success_time=checkpointer.last_success_time,
+            checkpoint_save_seconds=checkpointer.last_save_seconds,
+            commits=source.commits if source is not None else 0,
+            commit_failures=source.commit_failures if source is not None else 0,
+            dead_letter_failures=self.dead_letter.failed if self.dead_letter else 0,
+            alarm_publish_failures=self.alarm_publisher.failed if self.alarm_publisher else 0,
+            broker_reconnects=source.reconnects if source is not None else 0,
+            offset_resets=self._offset_resets,
+            batch_seconds=self._batch_seconds.value(),
+            state_split_models=None if self.partitioned is None else len(
+                self.partitioned.split),
+        )

@@ -68,9 +68,9 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
         agent.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), publisher.publish)
     metrics = agent.settings.metrics
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(SnapshotCollector(lambda: agent._snapshot,
+    registry.register(SnapshotCollector(lambda: agent.snapshot,
                                         agent.settings.alerts.thresholds))
-    registry.register(JoinCollector(lambda: agent._snapshot.join))
+    registry.register(JoinCollector(lambda: agent.snapshot.join))
     ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
     PlatformCollector(registry=registry)  # python_info
     if agent.comparisons:
@@ -86,7 +86,7 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     agent.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
                                          ready=lambda: agent.ready,
                                          not_ready_reasons=lambda: (
-                                             agent._snapshot.operations.not_ready_text()),
+                                             agent.snapshot.operations.not_ready_text()),
                                          basic_auth=basic_auth, tls=tls,
                                          max_connections=metrics.max_connections,
                                          request_timeout=metrics.request_timeout_seconds)
