@@ -40,15 +40,23 @@ Lifecycle and failure behaviour:
   never followed by a commit; if the final save at a stop fails, :meth:`Agent.run` raises
   :class:`~driftwatch.state.checkpoint.CheckpointSaveError` after closing everything, having
   committed nothing. An unwritable checkpoint directory is refused at construction.
-- **Nothing consumed, nothing saved**: no save without a record processed since the last one
-  (or the restore); its offsets are committed all the same (the group's commit catches up).
+- **Nothing consumed, nothing saved.** A save is made only when records were processed since
+  the last one (or since the restore): otherwise the store already holds everything there
+  is, and only its offsets are committed (so the group's commit catches up with a restored
+  checkpoint at once). An agent that never reached its brokers saves nothing, at its stop
+  neither.
 - **Stop.** ``stop`` (set by SIGTERM/SIGINT in the CLI) ends the loop after the current
   batch; the agent then flushes the dead-letter producer, saves a checkpoint and commits its
   offsets (in that order: a crash between them re-delivers, never loses), and returns.
-  Every step is bounded (``kafka.request_timeout_seconds``). Never ready while the source
-  names a problem (the brokers unreachable, a topic missing): :class:`NeverReady` instead.
-- **First contact** (:mod:`driftwatch.kafka.first_contact`): unreachable brokers are named once
-  and retried; settings they refuse (TLS, SASL, an ACL) stop the agent (``BrokerRefused``).
+  Every step is bounded (``kafka.request_timeout_seconds``). Stopped before it was ever
+  ready while its source names a problem (the brokers unreachable, a topic missing), it
+  raises :class:`NeverReady` with that problem instead of returning.
+- **First contact** (:mod:`driftwatch.kafka.first_contact`): before consuming, the Kafka
+  source talks to every bootstrap address and checks the security settings and the ACLs of
+  every topic the agent uses. Unreachable brokers are logged once, naming the addresses and
+  ``kafka.bootstrap_servers``, shown by ``/readyz`` and retried with backoff; settings the
+  brokers refuse (TLS, SASL, a missing ACL) stop the agent with
+  :class:`~driftwatch.kafka.first_contact.BrokerRefused`, one line naming the setting.
 - **Broker loss.** The source retries with backoff; the loop keeps running, ``/readyz``
   answers 503 once failures last ``readiness.not_ready_after_seconds`` and 200 again after
   ``readiness.ready_after_seconds`` of answers; metrics stay scrapable.
@@ -152,8 +160,9 @@ garbage must not turn the agent's log into a copy of the topic."""
 
 
 class NeverReady(Exception):
-    """Stopped before it was ever ready, while its source named a problem (``str()``): nothing
-    was consumed, saved or committed, so nothing is lost; ``driftwatch run`` exits 1."""
+    """The agent was stopped before it was ever ready, while its source named a problem (the
+    brokers unreachable, a topic missing): ``str()`` is that problem. Nothing was consumed,
+    saved or committed in this run, so nothing is lost; ``driftwatch run`` exits 1."""
 
 
 class Agent:
@@ -270,7 +279,8 @@ class Agent:
         Raises:
             CheckpointSaveError: the checkpoint could not be saved on the way out; nothing
                 was committed (everything is closed all the same).
-            NeverReady, BrokerRefused: see the module docstring.
+            NeverReady: stopped before it was ever ready, while the source named a problem.
+            BrokerRefused: the brokers refuse the agent's settings (TLS, SASL, an ACL).
         """
         with ExitStack() as resources:
             source = self._start(resources)
@@ -332,9 +342,11 @@ class Agent:
 
         The order is what keeps the promises: dead letters of the processed records are
         flushed first (a checkpoint never passes a record whose dead letter may be lost), the
-        state is saved, and only a save that succeeded is followed by a commit (nothing
-        processed since: no save). Returns True when saved or nothing needed saving (the
-        commit is best effort: a failed one is counted, the next carries newer offsets).
+        state is saved, and only a save that succeeded is followed by a commit. Nothing
+        processed since the last save (or the restore): no save, the offsets it covers are
+        committed. Returns True when the checkpoint was saved or nothing needed saving (the
+        commit is best effort: a failed one is counted, and the next save's commit carries
+        newer offsets).
         """
         offsets = dict(self._positions)
         if offsets == self.checkpointer.durable and not self.checkpointer.failing:

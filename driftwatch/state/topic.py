@@ -8,8 +8,9 @@ from its changelog; no window is lost and nothing needs a disk.
 Records (key and value are JSON; the key's first element says what the record is):
 
 - ``["p", topic, partition]`` → ``{"offset": next_offset, "rejected": {reason: count},
-  "skipped": n}``: the input partition's *meta* record: the first offset not reflected in the
-  state, and the counts of rejected and skipped (other models') records below it.
+  "skipped": count}``: the input partition's *meta* record: the first offset not reflected
+  in the saved state, and the rejection counts and the count of other models' records
+  skipped (``events.only_models``) among the partition's records below it.
 - ``["m", topic, partition, model]`` → ``{"covers": {"topic:partition": next_offset, ...},
   "state": Monitor.export_state()}``: one model's monitor, stored under its *home*
   partition (the one its first event came from), with, per input partition it took events
@@ -54,13 +55,31 @@ restored pending in the join was read before the join's save, so below what ever
 covers. Hence after a crash anywhere in a save no pending prediction is lost and no label is
 joined twice; ``tests/state/test_topic_join.py`` cuts a save after each of its records.
 
-**Several writers: whole-stream sidecars** (``kafka.assignment: all_partitions``): every
-replica saves every partition under the same keys; exact as with a zombie, since the last
-record per key, whoever wrote it, is a consistent pair of the same deterministic function of
-the same log (chunks: a writer deletes only those its own ``m`` record replaced). Writers
-must share their settings and ``events.only_models`` (the default topic name digests it); a
-model spread over partitions may have several homes: the record covering the most wins. The
-join's rule above holds per writer only: with ``join`` whole-stream agents keep the file.
+**Several writers: whole-stream sidecars.** With ``kafka.assignment: all_partitions`` every
+replica of a model reads every partition and saves every partition, so all of them write
+the same keys, interleaved as their saves happen to be. That is the zombie case made
+normal, and exact for the same reason: the last record per key, whoever wrote it, is a
+state together with the offsets it covers (an ``m`` record) or rejection counts together
+with the offset below which they count (a ``p`` record), and the replicas compute the same
+deterministic function of the same log, so any replica's record is the state *this* replica
+would have at those offsets. A restore takes whichever records are last, resumes each
+partition at the smallest offset among them, and each model skips what its own record
+covers: a replica replaced with an empty disk continues exactly where the record it
+restored left off, and re-reads the rest. Chunks are safe too: each save's chunks have a
+fresh save id, and a writer deletes only chunks of a save whose ``m`` record it has already
+replaced by its own. Two conditions: the writers must share their settings (monitoring,
+events; a rollout that changes them restores the old state into the new settings, as any
+restart does), and they must watch the same models, since the set of model records and the
+rejection counts (``too_many_models`` counts watched models only) depend on
+``events.only_models``; the default topic name includes a digest of that filter, so agents
+with different filters never share a topic. A model whose events arrive on several
+partitions can have a different home on each replica (the partition its first polled event
+came from), so its records exist under several homes, and one whose writer is gone is never
+overwritten; a restore takes the one covering the most (each is a consistent pair) and
+resumes where that one says, not at a forgotten writer's older offsets. Not with the join:
+its rule above needs every join record to be no later than every model record, which holds
+for one writer's saves but not across writers, so whole-stream agents with ``join`` keep the
+file (``checkpoint.backend`` auto picks it; kafka is refused).
 
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
 handed over exactly: its monitor mixes partitions different replicas may own. Its state is
