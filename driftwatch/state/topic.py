@@ -260,7 +260,8 @@ class StateTopicStore:
         Raises:
             StateSaveError: a record was not acknowledged by all in-sync replicas within
                 ``request_timeout_s``; what was written is consistent (module docstring).
-            BrokerRefused: no WRITE (or CREATE) on the topic: retrying cannot help.
+            BrokerRefused: the brokers refuse the agent's principal WRITE (or CREATE) on the
+                topic: retrying cannot help.
         """
         if not self._topic_ready:
             self.ensure_topic()
