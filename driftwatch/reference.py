@@ -20,10 +20,10 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from driftwatch.agent.comparisons import ComparisonCollector
 from driftwatch.core.measures import registry as measure_registry
 from driftwatch.settings import Settings, env_name
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from driftwatch.sinks.prometheus.server import HttpCollector
 from driftwatch.sinks.snapshot import AgentSnapshot
@@ -154,7 +154,7 @@ def metrics_reference() -> str:
         "# Metrics reference",
         "",
         "Generated from the exporter's collectors (`driftwatch.sinks.prometheus.collector`, "
-        "`.join_collector`, `.server` and `driftwatch.agent.comparisons`) by "
+        "`.join_collector`, `.comparison_collector` and `.server`) by "
         "`python -m driftwatch.reference`; do not edit. The join's families (`driftwatch_join_*`, "
         "`driftwatch_label_delay_seconds`, "
         "`driftwatch_score_drift*`) appear with the `join` settings, the comparisons' "

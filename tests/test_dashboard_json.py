@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from driftwatch.agent.comparisons import ComparisonCollector
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from driftwatch.sinks.snapshot import AgentSnapshot
 

@@ -165,7 +165,7 @@ LAYERS: dict[str, set[str]] = {
     "agent": {"core", "decoding", "kafka", "pipeline", "settings", "sinks", "state"},
     "replay": {"core", "decoding", "kafka", "pipeline"},
     "compare": {"core", "decoding", "replay"},
-    "reference": {"agent", "core", "settings", "sinks"},
+    "reference": {"core", "settings", "sinks"},
     "demo": {"agent", "core", "decoding", "kafka", "settings", "simulate", "sinks"},
     "commands": {"agent", "compare", "core", "decoding", "demo", "kafka", "replay",
                  "settings", "simulate", "state"},

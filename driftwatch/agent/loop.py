@@ -97,7 +97,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from driftwatch.agent.checkpointer import Checkpointer
-from driftwatch.agent.comparisons import Comparisons, ComparisonSnapshot
+from driftwatch.agent.comparisons import Comparisons
 from driftwatch.agent.join_shards import JoinShards
 from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
@@ -127,6 +127,7 @@ from driftwatch.pipeline import (
 )
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
+from driftwatch.sinks.comparison_snapshot import ComparisonSnapshot
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram, Operations
 from driftwatch.state.checkpoint import CheckpointSaveError, CheckpointStore

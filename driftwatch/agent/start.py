@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
-from driftwatch.agent.comparisons import ComparisonCollector
 from driftwatch.agent.saved_state import restore_partitions
 from driftwatch.kafka.first_contact import FirstContact, TopicUse
 from driftwatch.kafka.handshake import Handshake
@@ -30,6 +29,7 @@ from driftwatch.kafka.source import KafkaSource, Record
 from driftwatch.pipeline import Source
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.state.topic import StateSaveError, StateTopicStore

@@ -12,10 +12,11 @@ from dataclasses import replace
 import pytest
 from prometheus_client import CollectorRegistry
 
-from driftwatch.agent import comparisons as comparisons_module
-from driftwatch.agent.comparisons import ComparisonCollector, Comparisons
+from driftwatch.agent.comparisons import Comparisons
 from driftwatch.core.comparison.window import STATISTICS, ComparisonConfig, PairedWindow
 from driftwatch.decoding.decoder import Decoded, EventFormat, decode
+from driftwatch.sinks.prometheus import comparison_collector
+from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 
 FMT = EventFormat()
 CONFIG = ComparisonConfig(
@@ -58,7 +59,7 @@ def same(a: float, b: float) -> bool:
 
 
 def test_doctests() -> None:
-    assert doctest.testmod(comparisons_module).failed == 0
+    assert doctest.testmod(comparison_collector).failed == 0
 
 
 def test_feeds_a_paired_window_with_both_scores() -> None:

@@ -2,6 +2,7 @@
 :mod:`~driftwatch.sinks.prometheus.connections` (the HTTP server), and the collectors that
 render the agent's snapshot: :mod:`~driftwatch.sinks.prometheus.collector` with
 :mod:`~driftwatch.sinks.prometheus.families` and
-:mod:`~driftwatch.sinks.prometheus.budget_families`, and
-:mod:`~driftwatch.sinks.prometheus.join_collector` (delayed labels, label-free signals).
+:mod:`~driftwatch.sinks.prometheus.budget_families`,
+:mod:`~driftwatch.sinks.prometheus.join_collector` (delayed labels, label-free signals) and
+:mod:`~driftwatch.sinks.prometheus.comparison_collector` (champion and challenger).
 """
