@@ -1,22 +1,18 @@
-"""The agent's comparisons: records with two scores into a paired window, counted, checkpointed
-and rendered for Prometheus."""
+"""The agent's comparisons: records with two scores into a paired window, counted and
+checkpointed (their Prometheus families: tests/sinks/prometheus/test_comparison_collector.py)."""
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 import random
 from dataclasses import replace
 
 import pytest
-from prometheus_client import CollectorRegistry
 
 from driftwatch.agent.comparisons import Comparisons
 from driftwatch.core.comparison.window import STATISTICS, ComparisonConfig, PairedWindow
 from driftwatch.decoding.decoder import Decoded, EventFormat, decode
-from driftwatch.sinks.prometheus import comparison_collector
-from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 
 FMT = EventFormat()
 CONFIG = ComparisonConfig(
@@ -56,10 +52,6 @@ def feed(comparisons: Comparisons, values: list[bytes]) -> None:
 
 def same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(comparison_collector).failed == 0
 
 
 def test_feeds_a_paired_window_with_both_scores() -> None:
@@ -102,48 +94,3 @@ def test_checkpoint_round_trip_and_changed_settings() -> None:
         Comparisons([CONFIG], FMT).restore({"v2": {**state["v2"], "window": {"version": 9}}})
     with pytest.raises(ValueError, match="events must be a count"):
         Comparisons([CONFIG], FMT).restore({"v2": {**state["v2"], "events": -1}})
-
-
-def test_collector_renders_the_snapshot_and_omits_undefined_values() -> None:
-    comparisons = Comparisons([CONFIG], FMT)
-    registry = CollectorRegistry()
-    registry.register(ComparisonCollector(comparisons.snapshots))
-    labels = {"comparison": "v2", "model": "churn"}
-    assert registry.get_sample_value("driftwatch_comparison_events_total", labels) == 0
-    assert registry.get_sample_value("driftwatch_comparison_auc_difference", labels) is None
-    feed(comparisons, records(4, 200))
-    values = comparisons.snapshots()[0].statistics
-    assert registry.get_sample_value("driftwatch_comparison_events_total", labels) == 200
-    assert (
-        registry.get_sample_value("driftwatch_comparison_auc_difference", labels)
-        == values["auc_difference"]
-    )
-    for test, key in [
-        ("delong", "delong_p_value"),
-        ("mcnemar", "mcnemar_p_value"),
-        ("sign", "sign_p_value"),
-        ("wilcoxon", "wilcoxon_p_value"),
-    ]:
-        assert (
-            registry.get_sample_value("driftwatch_comparison_p_value", {**labels, "test": test})
-            == values[key]
-        )
-    assert (
-        registry.get_sample_value("driftwatch_comparison_auc", {**labels, "role": "challenger"})
-        == values["challenger_auc"]
-    )
-    assert registry.get_sample_value("driftwatch_comparison_blocks", labels) == 5
-    names = {family.name for family in ComparisonCollector(lambda: ()).describe()}
-    assert names == {
-        f"driftwatch_comparison_{n}"
-        for n in (
-            "events",
-            "unpaired",
-            "auc",
-            "auc_difference",
-            "statistic",
-            "p_value",
-            "kappa",
-            "blocks",
-        )
-    }
