@@ -61,7 +61,7 @@ def readyz_says(agent: AgentProcess, body: str) -> None:
              diagnostics=lambda: f"{http_get(f'{agent.url}/readyz')}\n{agent.log()}")
 
 
-ERROR_LINE = re.compile(r"ERROR driftwatch\.io\.first_contact: (cannot reach .*)$",
+ERROR_LINE = re.compile(r"ERROR driftwatch\.kafka\.first_contact: (cannot reach .*)$",
                         re.MULTILINE)
 
 
