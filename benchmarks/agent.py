@@ -2,11 +2,11 @@
 
 The ceiling is kafka-python consuming the same topic and decoding every record, with no
 monitoring: what the agent could reach if monitoring were free. Two ceilings: decoding with
-the general decoder (:func:`~driftwatch.io.decode.decode`, the ceiling the target was set
+the general decoder (:func:`~driftwatch.decoding.decoder.decode`, the ceiling the target was set
 against), and with the decoding the agent itself does (the fast path's values,
-:class:`~driftwatch.io.fastdecode.FastDecoder`, the general decoder only for what it does
+:class:`~driftwatch.decoding.fast_decoder.FastDecoder`, the general decoder only for what it does
 not take), which isolates what monitoring costs.
-The agent runs in-process (:class:`~driftwatch.agent.Agent`) with the default measures and
+The agent runs in-process (:class:`~driftwatch.agent.loop.Agent`) with the default measures and
 detectors at d = 1000. Both read the same one-partition topic from an embedded broker on
 loopback, in fresh consumer groups; the median of a few interleaved repeats is reported, in
 wall time and in this process's CPU time over the same span (both paths run in this
@@ -27,11 +27,11 @@ import time
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from driftwatch.agent import Agent
+from driftwatch.agent.loop import Agent
+from driftwatch.decoding.decoder import EventFormat, decode
+from driftwatch.decoding.fast_decoder import FastDecoder
 from driftwatch.demo.broker import EmbeddedBroker
-from driftwatch.io.decode import EventFormat, decode
-from driftwatch.io.fastdecode import FastDecoder
-from driftwatch.io.source import Record
+from driftwatch.kafka.source import Record
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 

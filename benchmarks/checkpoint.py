@@ -21,11 +21,11 @@ import statistics
 import tempfile
 import time
 
+from driftwatch.agent.checkpointer import Checkpointer
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import MonitorConfig
-from driftwatch.io.checkpoint import CheckpointStore
-from driftwatch.io.checkpointer import Checkpointer
 from driftwatch.pipeline import Monitors
+from driftwatch.state.checkpoint import CheckpointStore
 
 MODELS = (1, 100, 1000)
 QUICK_MODELS = (1, 100)

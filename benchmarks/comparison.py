@@ -31,7 +31,9 @@ from statistics import NormalDist
 import numpy as np
 import scipy.stats
 
-from driftwatch.core.comparison.statistics import delong, mcnemar, wilcoxon_signed_rank
+from driftwatch.core.comparison.delong import delong
+from driftwatch.core.comparison.mcnemar import mcnemar
+from driftwatch.core.comparison.wilcoxon import wilcoxon_signed_rank
 
 Data = tuple[np.ndarray, np.ndarray, np.ndarray]
 

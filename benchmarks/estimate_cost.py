@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from driftwatch.agent import Agent
-from driftwatch.io.source import Record
+from driftwatch.kafka.source import Record
 from driftwatch.settings import Settings
 
 TOPIC = "bench-events"

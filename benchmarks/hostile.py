@@ -6,7 +6,7 @@ exporter's connection tests, with the figures the robustness claims rest on.
 1. **Fuzz.** Seeded random records (valid events of a few models mixed with huge integers,
    lone surrogates as ``\\u`` escapes and as raw bytes, deep nesting, ``NaN``/``Infinity``
    literals, control characters, UTF-16/32, truncations and random bytes) go through
-   :meth:`driftwatch.agent.Agent.process` (decode, the model's monitor), the snapshot, the
+   :meth:`driftwatch.agent.loop.Agent.process` (decode, the model's monitor), the snapshot, the
    collector and a real HTTP scrape every ``SCRAPE_EVERY`` records. Checked as it runs:
    nothing raises, every scrape answers 200, processed + rejected equals the records tried,
    no series is dropped, the decoder's last resort (``undecodable``) never acts; at the end
@@ -39,13 +39,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from driftwatch.agent import Agent
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.decode import REJECTION_REASONS
-from driftwatch.io.server import MAX_CONNECTIONS, MetricsServer
-from driftwatch.io.snapshot import AgentSnapshot
-from driftwatch.io.source import Record
+from driftwatch.agent.loop import Agent
+from driftwatch.decoding.decoder import REJECTION_REASONS
+from driftwatch.kafka.source import Record
 from driftwatch.settings import Settings
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.server import MAX_CONNECTIONS, MetricsServer
+from driftwatch.sinks.snapshot import AgentSnapshot
 
 SCRAPE_EVERY = 2000
 MODELS = ["churn", "modèle", "模型", "a b", "🙂", "fraud-v2"]

@@ -46,11 +46,11 @@ def _child(case: str, count: int) -> dict[str, float | str]:
     import random
     import time
 
-    import driftwatch.agent  # what `driftwatch run` imports
+    import driftwatch.agent.loop  # what `driftwatch run` imports
     import driftwatch.commands.main  # noqa: F401
     from driftwatch.core.join import Label, Prediction
-    from driftwatch.io.checkpoint import CheckpointStore
     from driftwatch.settings import Settings
+    from driftwatch.state.checkpoint import CheckpointStore
 
     # Bounds above the count, so that nothing is evicted while measuring.
     bounds = {"max_pending": max(count, 1000), "max_pending_labels": max(count, 1000),

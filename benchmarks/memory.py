@@ -50,12 +50,12 @@ def _child(count: int, window: int) -> dict[str, float]:
     import random
     import time
 
-    import driftwatch.agent  # what `driftwatch run` imports
+    import driftwatch.agent.loop  # what `driftwatch run` imports
     import driftwatch.commands.main  # noqa: F401
-    from driftwatch.agent import Monitors
+    from driftwatch.agent.loop import Monitors
     from driftwatch.core.events import Event
     from driftwatch.core.monitor import Monitor, MonitorConfig
-    from driftwatch.io.checkpoint import CheckpointStore
+    from driftwatch.state.checkpoint import CheckpointStore
 
     rng = random.Random(7)
     # One shared stream (binormal, AUC ~0.8, 10 % positives): the events are built before

@@ -2,8 +2,8 @@
 
 The reference is the replay as it was before chunked reading, the fast decoder and the
 processes (:func:`per_record_replay`, kept here verbatim in substance): a
-:class:`~driftwatch.replay.sources.Record` per line, the agent's
-:func:`~driftwatch.io.decode.decode` per record, and a monitor per model. Both run the same
+:class:`~driftwatch.replay.sources.ReplayRecord` per line, the agent's
+:func:`~driftwatch.decoding.decoder.decode` per record, and a monitor per model. Both run the same
 seeded files with the default settings, interleaved, and the median of a few repeats is
 reported with the ratio measured in the same run, in wall time and in this process's CPU time
 (on a shared machine the CPU time is the steadier measure of a one-process path; the
@@ -53,8 +53,8 @@ import numpy as np
 
 from benchmarks import ENVIRONMENT
 from driftwatch.core.monitor import Monitor, MonitorConfig
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
-from driftwatch.io.fastdecode import json_library
+from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.decoding.fast_decoder import json_library
 from driftwatch.replay.parallel import available, run_parallel
 from driftwatch.replay.report import to_json
 from driftwatch.replay.run import (
@@ -94,7 +94,7 @@ def write_file(path: Path, models: int, records: int, seed: int = 3) -> None:
 
 def per_record_replay(path: str, fmt: EventFormat, config_for: Callable[[str], MonitorConfig],
                       max_models: int) -> ReplayResult:
-    """The replay before this change: one Record and one ``decode`` per line, one monitor
+    """The replay before this change: one ReplayRecord and one ``decode`` per line, one monitor
     per model (the loop of ``Replay.process``, without the figure's series)."""
     start = time.perf_counter()
     monitors: dict[str, Monitor] = {}

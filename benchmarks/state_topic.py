@@ -26,11 +26,11 @@ import time
 from typing import Any
 
 from benchmarks.checkpoint import WINDOW, _monitors
+from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.demo.broker import EmbeddedBroker
-from driftwatch.io.checkpoint import CheckpointStore
-from driftwatch.io.partition_states import PartitionStates
-from driftwatch.io.state_topic import StateTopicStore
+from driftwatch.state.checkpoint import CheckpointStore
+from driftwatch.state.topic import StateTopicStore
 
 MODELS = (1, 100, 1000)
 QUICK_MODELS = (1, 100)

@@ -1,7 +1,7 @@
 """Logging set-up for the agent: human-readable text, or one JSON object per line.
 
 JSON lines are what log pipelines (Loki, Elasticsearch) parse without rules; an alarm's
-fields (``extra={"alarm": ...}``, see :mod:`driftwatch.io.alarms`) become an ``alarm`` object.
+fields (``extra={"alarm": ...}``, see :mod:`driftwatch.sinks.alarms`) become an ``alarm`` object.
 """
 
 from __future__ import annotations

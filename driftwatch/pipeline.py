@@ -8,10 +8,10 @@ same way, through :class:`Pipeline`::
                      └─────────┴──▶ rejections (counted, logged, dead-lettered)
 
 - **decode**: the record's value becomes a model id and an event, or a rejection. Plainly
-  valid values take the fast decoder (:mod:`driftwatch.io.fastdecode`: one
+  valid values take the fast decoder (:mod:`driftwatch.decoding.fast_decoder`: one
   ``json.loads`` and a few type checks), which gives the event's values as a tuple that
   :meth:`~driftwatch.core.monitor.Monitor.update_values` takes as they are; anything else
-  takes :func:`~driftwatch.io.decode.decode`, which gives the same event or says why not.
+  takes :func:`~driftwatch.decoding.decoder.decode`, which gives the same event or says why not.
   So a value is validated once, at this boundary, and a plain record builds no ``Decoded``
   or ``Event``.
 - **route**: the model's monitor, created on its first event while there are fewer than
@@ -42,9 +42,9 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
-from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
-from driftwatch.io.decode_join import JoinFormat, RecordKind, decode_joinable
-from driftwatch.io.fastdecode import PARSE_SELF, Columns, FastDecoder, plain_event
+from driftwatch.decoding.decoder import Decoded, EventFormat, Rejected, decode
+from driftwatch.decoding.fast_decoder import PARSE_SELF, Columns, FastDecoder, plain_event
+from driftwatch.decoding.joinable import JoinFormat, RecordKind, decode_joinable
 
 TOO_MANY_MODELS = "too_many_models"
 """The rejection reason of an event whose model would exceed ``limits.max_models``."""
@@ -185,7 +185,7 @@ class Pipeline(Generic[W]):
         self.fast: FastPath[W] = self._fast_path()
         """``fast(value, key, where)``: process one record if the fast decoder takes its
         value; False (nothing done) when the value needs the general decoder (:meth:`decoded`
-        of :func:`~driftwatch.io.decode.decode`'s answer) or its model id comes from the
+        of :func:`~driftwatch.decoding.decoder.decode`'s answer) or its model id comes from the
         key. The hot path: no event object per record. ``fast(value, key, where, parsed)``
         takes the value's JSON already parsed (:meth:`parse_lines`)."""
         self.parse_lines = self._decoder.parse_lines
@@ -324,7 +324,7 @@ class KafkaLikeRecord(Protocol):
 
 class Source(Protocol[R_co]):
     """Where the agent's records come from: what its loop needs of
-    :class:`~driftwatch.io.source.KafkaSource`, and all of it.
+    :class:`~driftwatch.kafka.source.KafkaSource`, and all of it.
 
     - :meth:`poll` returns the next batch of records (possibly none, after a bounded wait).
     - :meth:`commit` records that everything before these offsets (partition → next offset)
@@ -477,7 +477,7 @@ class MemorySource(Generic[R]):
 
 
 class DeadLetterSink(Protocol):
-    """Where the agent sends rejected records (:class:`~driftwatch.io.producers.DeadLetter`, or
+    """Where the agent sends rejected records (:class:`~driftwatch.kafka.producers.DeadLetter`, or
     :class:`MemoryDeadLetter`): ``send`` queues, ``flush`` waits until everything sent is
     delivered or failed (False on timeout; the agent flushes before each checkpoint, so a
     checkpoint never passes a record whose dead letter may be lost)."""

@@ -21,11 +21,12 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from driftwatch.core.measures import registry as measure_registry
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.comparisons import ComparisonCollector
-from driftwatch.io.server import HttpCollector
-from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.settings import Settings, env_name
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
+from driftwatch.sinks.prometheus.join_collector import JoinCollector
+from driftwatch.sinks.prometheus.server import HttpCollector
+from driftwatch.sinks.snapshot import AgentSnapshot
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -152,14 +153,20 @@ def metrics_reference() -> str:
     lines = [
         "# Metrics reference",
         "",
-        "Generated from `driftwatch.io.collector`, `driftwatch.io.server` and "
-        "`driftwatch.io.comparisons` by `python -m driftwatch.reference`; do not edit.",
+        "Generated from the exporter's collectors (`driftwatch.sinks.prometheus.collector`, "
+        "`.join_collector`, `.comparison_collector` and `.server`) by "
+        "`python -m driftwatch.reference`; do not edit. The join's families (`driftwatch_join_*`, "
+        "`driftwatch_label_delay_seconds`, "
+        "`driftwatch_score_drift*`) appear with the `join` settings, the comparisons' "
+        "(`driftwatch_comparison_*`) with `comparisons`.",
         "",
         "| metric | type | labels | help |",
         "|---|---|---|---|",
     ]
     comparisons = ComparisonCollector(lambda: ())
-    for family in (*collector.describe(), *HttpCollector().describe(), *comparisons.describe()):
+    join = JoinCollector(lambda: None)
+    for family in (*collector.describe(), *join.describe(), *HttpCollector().describe(),
+                   *comparisons.describe()):
         name = family.name + {"counter": "_total", "info": "_info"}.get(family.type, "")
         labels = getattr(family, "_labelnames", ())
         lines.append(f"| `{name}` | {family.type} | {', '.join(labels) or '–'} | "
@@ -180,6 +187,7 @@ _KINDS = {
     "window": "window (`driftwatch_measure`)",
     "event": "every event (watches only)",
     "block": "blocks (`feed: blocks` watches only)",
+    "score": "predictions, label-free (`join.score_drift` detectors)",
 }
 
 
@@ -204,7 +212,7 @@ def measures_reference() -> list[str]:
     ]
     for m in measure_registry.measures():
         cells = (f"`{m.name}`", _KINDS[m.kind], m.description,
-                 "drop" if m.higher_is_better else "rise",
+                 "either" if m.two_sided else "drop" if m.higher_is_better else "rise",
                  _range(m.minimum, m.maximum),
                  "yes" if m.normalizable else "no", m.undefined)
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")

@@ -19,8 +19,10 @@ from sklearn.metrics import roc_auc_score
 
 from driftwatch.commands.main import main
 from driftwatch.compare.pairing import Pairer, Pairing
-from driftwatch.core.comparison.statistics import delong, fold_aucs, wilcoxon_signed_rank
-from driftwatch.io.decode import EventFormat, Rejected
+from driftwatch.core.comparison.delong import delong
+from driftwatch.core.comparison.resampling import fold_aucs
+from driftwatch.core.comparison.wilcoxon import wilcoxon_signed_rank
+from driftwatch.decoding.decoder import EventFormat, Rejected
 from tests.conftest import tool_missing
 
 ROOT = Path(__file__).resolve().parent.parent

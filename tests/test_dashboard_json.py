@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.comparisons import ComparisonCollector
-from driftwatch.io.join_metrics import JoinCollector
-from driftwatch.io.snapshot import AgentSnapshot
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
+from driftwatch.sinks.prometheus.join_collector import JoinCollector
+from driftwatch.sinks.snapshot import AgentSnapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = ROOT / "helm" / "driftwatch" / "files" / "dashboard.json"

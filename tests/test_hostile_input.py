@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from driftwatch.agent import Agent
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.decode import REJECTION_REASONS
-from driftwatch.io.server import MetricsServer
-from driftwatch.io.source import Record
+from driftwatch.agent.loop import Agent
+from driftwatch.decoding.decoder import REJECTION_REASONS
+from driftwatch.kafka.source import Record
 from driftwatch.settings import Settings
-from tests.io.test_decode import hostile_records
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.server import MetricsServer
+from tests.decoding.test_decoder import hostile_records
 
 MODELS = ["churn", "modèle", "模型", "a b", "🙂"]
 

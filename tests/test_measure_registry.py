@@ -27,6 +27,8 @@ from driftwatch.core.monitor import (
     Watch,
 )
 from driftwatch.core.normalization import count_at_most
+from driftwatch.core.prediction_watch import SIGNAL_MEASURES
+from driftwatch.core.score_drift import SIGNALS
 from driftwatch.core.window import PrequentialWindow
 from driftwatch.replay.plot import name_of
 from driftwatch.settings import WatchSettings
@@ -86,6 +88,11 @@ def test_the_window_reports_every_window_measure_by_its_formula(measure: Measure
 @pytest.mark.parametrize("measure", MEASURES, ids=ids)
 def test_the_monitor_and_the_settings_watch_every_measure(measure: Measure) -> None:
     feed = "blocks" if measure.kind == "block" else "window"
+    if measure.kind == "score":  # label-free: the join's own detectors watch it, named
+        for build in (lambda: Watch(measure.name), lambda: WatchSettings(measure=measure.name)):
+            with pytest.raises(ValueError, match=r"label-free score signal.*join\.score_drift"):
+                build()
+        return
     watch = Watch(measure.name, feed=feed)
     assert watch.effective_direction == ("down" if measure.higher_is_better else "up")
     assert WatchSettings(measure=measure.name, feed=feed).measure == measure.name
@@ -138,3 +145,9 @@ def test_the_figure_and_the_docs_name_every_measure(measure: Measure) -> None:
     row = next(line for line in docs.splitlines() if line.startswith(f"| `{measure.name}` |"))
     assert measure.description.replace("|", "\\|") in row
     assert measure.undefined in row
+
+
+def test_the_registry_holds_every_label_free_signal() -> None:
+    """What the prediction watch reports and alarms on is in the registry, in its order."""
+    assert registry.names("score") == tuple(SIGNAL_MEASURES[signal] for signal in SIGNALS)
+    assert set(registry.names("score")).isdisjoint(registry.watchable_names())

@@ -19,7 +19,7 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from driftwatch.commands.main import main
-from driftwatch.io.decode import EventFormat
+from driftwatch.decoding.decoder import EventFormat
 from driftwatch.replay.progress import Progress
 from driftwatch.replay.sources import CsvSource, SourceError, parse_columns
 from tests.conftest import tool_missing

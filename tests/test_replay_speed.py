@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from benchmarks.replay import comparable, per_record_replay, write_file
 from driftwatch.commands.main import main
 from driftwatch.core.monitor import DetectorSpec, Monitor, MonitorConfig, Watch
-from driftwatch.io import fastdecode
-from driftwatch.io.decode import EventFormat, decode
-from driftwatch.io.fastdecode import FastDecoder
+from driftwatch.decoding import fast_decoder
+from driftwatch.decoding.decoder import EventFormat, decode
+from driftwatch.decoding.fast_decoder import FastDecoder
 from driftwatch.replay.parallel import jobs_for, run_parallel
 from driftwatch.replay.plot import over_time
 from driftwatch.replay.progress import format_duration
@@ -212,7 +212,7 @@ def test_fast_path_takes_plain_records_and_leaves_the_rest() -> None:
 
 
 def test_without_orjson_the_standard_library_parses(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fastdecode, "_orjson_loads", None)
+    monkeypatch.setattr(fast_decoder, "_orjson_loads", None)
     decoder = FastDecoder(EventFormat())
     assert decoder._loads is json.loads
     assert decoder.fast(b'{"label": 1, "score": 0.5}') is not None

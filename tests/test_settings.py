@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from driftwatch.core.detectors import registry
 from driftwatch.core.monitor import DEFAULT_WATCHES, DetectorSpec, Monitor, MonitorConfig, Watch
-from driftwatch.io.decode import EventFormat
+from driftwatch.decoding.decoder import EventFormat
 from driftwatch.settings import (
     DetectorSettings,
     EventsSettings,

@@ -630,8 +630,8 @@ def test_delayed_labels_refuse_bad_parameters(params: dict[str, Any], message: s
 
 
 def test_record_defaults_are_the_default_settings() -> None:
-    from driftwatch.io.decode import EventFormat
-    from driftwatch.io.decode_join import JoinFormat
+    from driftwatch.decoding.decoder import EventFormat
+    from driftwatch.decoding.joinable import JoinFormat
     from driftwatch.settings import Settings
     from driftwatch.simulate.records import DEFAULT_FORMAT, DEFAULT_JOIN
 
@@ -650,7 +650,7 @@ def test_record_defaults_are_the_default_settings() -> None:
 def test_records_decode_back_to_the_events(custom: bool) -> None:
     import json
 
-    from driftwatch.io.decode import Decoded, EventFormat, decode
+    from driftwatch.decoding.decoder import Decoded, EventFormat, decode
 
     fmt = EventFormat(label_field="y", score_field="p", time_field="time", model_field="m",
                       positive_label="fraud", negative_label="ok") if custom else EventFormat()
@@ -667,8 +667,8 @@ def test_records_decode_back_to_the_events(custom: bool) -> None:
 def test_records_of_the_two_stream_form_decode_back() -> None:
     import json
 
-    from driftwatch.io.decode import EventFormat
-    from driftwatch.io.decode_join import JoinFormat, decode_joinable
+    from driftwatch.decoding.decoder import EventFormat
+    from driftwatch.decoding.joinable import JoinFormat, decode_joinable
     from driftwatch.simulate import joinable_record
 
     fmt, join = EventFormat(), JoinFormat(kind_field="kind")

@@ -33,8 +33,8 @@ from driftwatch.exits import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_NO_EVENTS, EXI
 if TYPE_CHECKING:
     from driftwatch.compare.pairing import Pairing
     from driftwatch.compare.run import CompareResult, Comparison
-    from driftwatch.io.decode import EventFormat
-    from driftwatch.replay.sources import Source
+    from driftwatch.decoding.decoder import EventFormat
+    from driftwatch.replay.sources import ReplaySource
     from driftwatch.settings import Settings
 
 EXIT_NOTHING_PAIRED = EXIT_NO_EVENTS
@@ -293,7 +293,7 @@ def _pairing(args: argparse.Namespace) -> Pairing:
 
 def _source(
     args: argparse.Namespace, settings: Settings, fmt: EventFormat, pairing: Pairing
-) -> Source:
+) -> ReplaySource:
     from driftwatch.commands.replay import open_source
     from driftwatch.compare.sources import PairedCsvSource
 
@@ -304,7 +304,7 @@ def _source(
 def _compare(
     args: argparse.Namespace,
     comparison: Comparison,
-    source: Source,
+    source: ReplaySource,
     fmt: EventFormat,
     pairing: Pairing,
 ) -> int:

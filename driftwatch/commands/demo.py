@@ -71,7 +71,7 @@ from driftwatch.simulate import (
 
 if TYPE_CHECKING:
     from driftwatch.core.join import Label, Prediction
-    from driftwatch.io.decode import EventFormat
+    from driftwatch.decoding.decoder import EventFormat
     from driftwatch.settings import Settings
 
 SIMULATE_PROGRESS_INTERVAL_S = 5.0
@@ -296,7 +296,7 @@ def _prometheus_options(args: argparse.Namespace) -> PrometheusOptions | int:
 def _simulate(args: argparse.Namespace) -> int:
     from driftwatch import logs
     from driftwatch.demo.feed import BrokersUnreachable, Feed, FeedError, JoinTopics, ensure_topic
-    from driftwatch.io.producers import producer_config
+    from driftwatch.kafka.producers import producer_config
 
     settings = load_settings_or_report(args.config)
     if settings is None:

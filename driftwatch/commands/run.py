@@ -47,16 +47,16 @@ def _run(args: argparse.Namespace) -> int:
     import threading
 
     from driftwatch import logs
-    from driftwatch.agent import Agent, NeverReady
-    from driftwatch.io.checkpoint import (
+    from driftwatch.agent.loop import Agent, NeverReady
+    from driftwatch.kafka.first_contact import BrokerRefused
+    from driftwatch.settings import env_name
+    from driftwatch.signals import stop_on_signals
+    from driftwatch.state.checkpoint import (
         CheckpointDirectoryError,
         CheckpointError,
         CheckpointSaveError,
         CheckpointSettingError,
     )
-    from driftwatch.io.first_contact import BrokerRefused
-    from driftwatch.settings import env_name
-    from driftwatch.signals import stop_on_signals
 
     settings = load_settings_or_report(args.config)
     if settings is None:

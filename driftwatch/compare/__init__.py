@@ -1,6 +1,6 @@
 """``driftwatch compare``: champion against challenger on recorded events.
 
-Records are decoded by the agent's decoder (:func:`driftwatch.io.decode.decode`) from the
+Records are decoded by the agent's decoder (:func:`driftwatch.decoding.decoder.decode`) from the
 replay's sources (:mod:`driftwatch.replay.sources`), paired (:mod:`.pairing`: two scores in
 one record, or two models' records joined by an event id), fed to a
 :class:`~driftwatch.core.comparison.window.PairedWindow` and, for the whole run, to the tests

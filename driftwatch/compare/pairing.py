@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from driftwatch.io.decode import Decoded, EventFormat, Rejected
-from driftwatch.io.fastdecode import FastDecoder
+from driftwatch.decoding.decoder import Decoded, EventFormat, Rejected
+from driftwatch.decoding.fast_decoder import FastDecoder
 
 ABSENT_FIELD = "\0absent"
 """A field name no JSON producer writes: a role without a field stays absent."""

@@ -19,24 +19,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from driftwatch.compare.pairing import PairedEvent, Pairer
-from driftwatch.core.comparison.statistics import (
+from driftwatch.core.comparison.delong import DeLongResult, delong
+from driftwatch.core.comparison.mcnemar import CrispComparison, cell, crisp_comparison
+from driftwatch.core.comparison.resampling import (
     BootstrapResult,
-    CrispComparison,
-    DeLongResult,
-    SignTestResult,
-    WilcoxonResult,
     bootstrap_auc_difference,
-    cell,
-    crisp_comparison,
-    delong,
     fold_aucs,
-    sign_test,
-    wilcoxon_signed_rank,
 )
+from driftwatch.core.comparison.sign_test import SignTestResult, sign_test
+from driftwatch.core.comparison.wilcoxon import WilcoxonResult, wilcoxon_signed_rank
 from driftwatch.core.comparison.window import PairedWindow
 from driftwatch.core.measures.block import average_auc
-from driftwatch.io.decode import Rejected
-from driftwatch.replay.sources import Record
+from driftwatch.decoding.decoder import Rejected
+from driftwatch.replay.sources import ReplayRecord
 
 FOLDS = 10
 """Random folds of Bifet et al.'s (2015) k-fold scheme (§3: each event is tested in one fold)."""
@@ -158,12 +153,12 @@ class Comparison:
     def paired(self) -> int:
         return len(self._labels)
 
-    def process(self, records: Iterable[Record]) -> None:
+    def process(self, records: Iterable[ReplayRecord]) -> None:
         """Pair and feed every record."""
         for record in records:
             self.process_one(record)
 
-    def process_one(self, record: Record) -> None:
+    def process_one(self, record: ReplayRecord) -> None:
         self.records += 1
         outcome: PairedEvent | Rejected | None
         if record.rejected is not None:

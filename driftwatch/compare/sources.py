@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from driftwatch.compare.pairing import Pairing
-from driftwatch.io.decode import EventFormat
+from driftwatch.decoding.decoder import EventFormat
 from driftwatch.replay.sources import CsvSource, _class_cell, _number
 
 

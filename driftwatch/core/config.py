@@ -41,7 +41,7 @@ registered later: :func:`~driftwatch.core.measures.registry.window_measures`).""
 BLOCK_MEASURES: tuple[str, ...] = ("auc", FALSE_NEGATIVE_RATE, FALSE_POSITIVE_RATE)
 """What a block watch can watch (``feed="blocks"``)."""
 
-WATCHABLE: tuple[str, ...] = measure_registry.names()
+WATCHABLE: tuple[str, ...] = measure_registry.watchable_names()
 """The built-in names a :class:`Watch` may watch: the window's measures, ``error_stream`` and
 the two block rates (a measure registered later is watchable too)."""
 
@@ -91,10 +91,9 @@ class Watch:
     feed: Feed = "window"
 
     def __post_init__(self) -> None:
-        measure = measure_registry.find(self.measure)
-        if measure is None:
-            names = ", ".join(measure_registry.names())
-            raise ConfigError(("measure",), f"must be one of {names}; got {self.measure!r}")
+        if (reason := measure_registry.unwatchable_reason(self.measure)) is not None:
+            raise ConfigError(("measure",), reason)
+        measure = measure_registry.get(self.measure)
         if self.feed not in FEEDS:
             raise ConfigError(("feed",), f"must be window or blocks, got {self.feed!r}")
         if self.direction not in (None, "down", "up", "both"):

@@ -184,8 +184,9 @@ class Joined:
         return self.label_ts - self.prediction_ts
 
     def event(self) -> Event:
-        """The window's event, stamped with the label time (when the pair became known);
-        its values were checked when the prediction and the label were built."""
+        """The window's event; its time is the label time, when the pair entered the window
+        (module docstring: an alarm it raises is stamped with the moment it was known). Its
+        values were checked when the prediction and the label were built, so not again."""
         return valid_event(self.y_true, self.y_score, self.y_pred, self.label_ts)
 
 

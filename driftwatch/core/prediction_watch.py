@@ -7,7 +7,7 @@ is what a CUSUM whose threshold is derived from a target in-control run length e
 the false-alarm rate then follows from that target at any traffic, exactly as for the
 labelled block watches. The alarms it raises are the monitor's
 :class:`~driftwatch.core.monitor.Alarm` s, so they are logged, counted, exported and
-published the same way; their ``measure`` is one of :data:`MEASURES`.
+published the same way; their ``measure`` is one of :data:`SIGNAL_MEASURES`.
 
 The default detectors (:func:`default_detectors`) are one-sided CUSUMs (k = 0.5) on the KS
 and PSI z-scores (only an *increase* of a distance means change) and a two-sided one on the
@@ -28,7 +28,7 @@ from driftwatch.core.monitor import Alarm
 from driftwatch.core.score_drift import SIGNALS, BlockSignal, ScoreDrift
 from driftwatch.core.state import check_state
 
-MEASURES: Mapping[str, str] = {
+SIGNAL_MEASURES: Mapping[str, str] = {
     "ks": "score_ks",
     "psi": "score_psi",
     "positive_rate": "predicted_positive_rate",
@@ -97,7 +97,7 @@ class PredictionWatch:
         self._blocks = 0
         self._last: dict[str, float] = dict.fromkeys(SIGNALS, math.nan)
         self._alarms: dict[tuple[str, str], int] = {
-            (MEASURES[name], d.name): 0 for name in SIGNALS for d in self.detectors[name]
+            (SIGNAL_MEASURES[name], d.name): 0 for name in SIGNALS for d in self.detectors[name]
         }
 
     def update(self, y_score: float, y_pred: int | None = None,
@@ -121,7 +121,7 @@ class PredictionWatch:
 
     def _alarm(self, signal: BlockSignal, detector: Detector, state: DetectorState,
                ts: float | None) -> Alarm:
-        measure = MEASURES[signal.name]
+        measure = SIGNAL_MEASURES[signal.name]
         if state is DetectorState.DRIFT:
             self._alarms[(measure, detector.name)] += 1
         # No window of labels: P = N = 0; the reference is what the block was compared with
@@ -134,7 +134,7 @@ class PredictionWatch:
         """The current picture; costs one :meth:`ScoreDrift.values`."""
         return PredictionSnapshot(
             self.model, self.drift.seen, self._blocks, self.drift.values(), dict(self._last),
-            {(MEASURES[name], d.name): d.state.value
+            {(SIGNAL_MEASURES[name], d.name): d.state.value
              for name in SIGNALS for d in self.detectors[name]},
             dict(self._alarms))
 

@@ -38,16 +38,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from driftwatch.core.join import Label, Prediction
-from driftwatch.core.prediction_watch import MEASURES
+from driftwatch.core.prediction_watch import SIGNAL_MEASURES
 from driftwatch.demo.display import Display, _number, describe_change_points
 from driftwatch.simulate import DelayDistribution, delayed_labels
 
 if TYPE_CHECKING:
     from driftwatch.core.delayed import JoinSnapshot
     from driftwatch.core.monitor import Alarm, Snapshot
-    from driftwatch.io.snapshot import AgentSnapshot
     from driftwatch.settings import Settings
     from driftwatch.simulate import ChangePoint, SimulatedStream
+    from driftwatch.sinks.snapshot import AgentSnapshot
 
 SCENARIO = "sudden_auc_drop"
 """The scenario when ``--scenario`` is not given: a real drift, which moves the scores."""
@@ -62,7 +62,7 @@ DELAY_DISTRIBUTION: DelayDistribution = "lognormal"
 KIND_FIELD = "kind"
 """The field that tells a prediction record from a label record on the demo topic."""
 
-SCORE_MEASURES = frozenset(MEASURES.values())
+SCORE_MEASURES = frozenset(SIGNAL_MEASURES.values())
 """The measures of the label-free alarms (KS, PSI, predicted-positive rate)."""
 
 COLUMNS = (f"{'time':>7} {'predicted':>9} {'labelled':>8} {'pending':>7} {'AUC':>6} "
@@ -183,7 +183,7 @@ class DelayedDisplay(Display):
             if seen:
                 return
             reference = f" (reference {alarm.reference:.3f})" \
-                if alarm.measure == MEASURES["positive_rate"] else ""
+                if alarm.measure == SIGNAL_MEASURES["positive_rate"] else ""
             self.line(f"  ALARM  {at} prediction {alarm.event_count}: {alarm.measure} "
                       f"{alarm.level} ({alarm.detector}), value {alarm.value:.3f}{reference}, "
                       "no label needed (repeats not shown)")

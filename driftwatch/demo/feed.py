@@ -27,8 +27,8 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError  # type: ignore[imp
 
 from driftwatch.core.events import Event
 from driftwatch.core.join import Label, Prediction
-from driftwatch.io.decode import EventFormat
-from driftwatch.io.decode_join import JoinFormat
+from driftwatch.decoding.decoder import EventFormat
+from driftwatch.decoding.joinable import JoinFormat
 from driftwatch.simulate.records import event_record, joinable_record
 
 __all__ = ["BrokersUnreachable", "Feed", "FeedError", "FeedStats", "JoinTopics",
@@ -60,7 +60,7 @@ def encode_record(event: Event, model: str, fmt: EventFormat = DEFAULT_FORMAT
                   ) -> tuple[bytes, bytes]:
     """``(key, value)`` of the Kafka record for ``event`` of ``model``: the value is
     :func:`~driftwatch.simulate.records.event_record` as compact JSON, which the agent decodes
-    with ``fmt`` (:mod:`driftwatch.io.decode`); the key is the model id in every case.
+    with ``fmt`` (:mod:`driftwatch.decoding.decoder`); the key is the model id in every case.
 
     Example:
         >>> encode_record(Event(1, 0.75, ts=1700000000.0), "churn")

@@ -55,7 +55,7 @@ from driftwatch.signals import stop_on_signals
 from driftwatch.simulate import SimulatedStream
 
 if TYPE_CHECKING:
-    from driftwatch.agent import Agent
+    from driftwatch.agent.loop import Agent
     from driftwatch.core.monitor import Alarm, Snapshot
     from driftwatch.demo.broker import EmbeddedBroker
     from driftwatch.demo.feed import Feed
@@ -175,10 +175,10 @@ class DemoRun:
 
     def _start(self, stack: ExitStack) -> int | None:
         """Start every part into ``stack``; None when all run, else the exit status."""
-        from driftwatch.agent import Agent
+        from driftwatch.agent.loop import Agent
         from driftwatch.demo.broker import BrokerUnavailable, EmbeddedBroker
         from driftwatch.demo.feed import Feed, FeedError, JoinTopics, ensure_topic
-        from driftwatch.io.producers import producer_config
+        from driftwatch.kafka.producers import producer_config
 
         try:
             broker = self._broker = stack.enter_context(

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from driftwatch.replay.sources import Record, SourceError
+from driftwatch.replay.sources import ReplayRecord, SourceError
 
 __all__ = ["KafkaRangeSource"]
 
@@ -61,7 +61,7 @@ class KafkaRangeSource:
     def progress(self) -> tuple[int, int | None]:
         return self._done, self._total
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[ReplayRecord]:
         import warnings
 
         with warnings.catch_warnings():  # kafka-python's import warns about its internals
@@ -69,7 +69,7 @@ class KafkaRangeSource:
             from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
             from kafka.errors import KafkaError  # type: ignore[import-untyped]
 
-            from driftwatch.io.client_quirks import never_create_topics
+            from driftwatch.kafka.client_quirks import never_create_topics
 
         try:
             # A reader never creates what it reads (a missing topic is "no such topic").
@@ -106,7 +106,7 @@ class KafkaRangeSource:
         return end if limit is None else min(limit, end)
 
     def _read(self, consumer: Any, starts: Mapping[Any, int],
-              reported: Mapping[Any, int]) -> Iterator[Record]:
+              reported: Mapping[Any, int]) -> Iterator[ReplayRecord]:
         limit = self._to
         remaining = {tp for tp, start in starts.items() if limit is None or start < limit}
         if len(remaining) < len(starts):
@@ -136,7 +136,7 @@ class KafkaRangeSource:
                         # answered out of range, the consumer reset to auto_offset_reset.
                         continue
                     self._done += 1
-                    yield Record(record.value, record.key, record.offset, tp.partition)
+                    yield ReplayRecord(record.value, record.key, record.offset, tp.partition)
             for tp in [tp for tp in remaining if tp in stops]:
                 if max(consumer.position(tp), starts[tp]) >= stops[tp]:
                     remaining.discard(tp)

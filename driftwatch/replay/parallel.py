@@ -26,8 +26,8 @@ from collections.abc import Callable, Collection
 from multiprocessing.connection import Connection
 from typing import Any
 
-from driftwatch.io.decode import Decoded, EventFormat
-from driftwatch.io.fastdecode import FastDecoder
+from driftwatch.decoding.decoder import Decoded, EventFormat
+from driftwatch.decoding.fast_decoder import FastDecoder
 from driftwatch.replay.run import Replay, ReplayResult, merge
 from driftwatch.replay.sources import CHUNK_BYTES, STDIN, JsonLinesSource
 

@@ -9,7 +9,7 @@ events, same order, same code: the same alarms as the agent.
 
 It runs about as fast as the monitors do: JSON Lines are read in chunks
 (:meth:`Replay.process_lines`) and plainly valid records take the fast decoder's path
-(:mod:`driftwatch.io.fastdecode`), so per record what remains is mostly the monitor
+(:mod:`driftwatch.decoding.fast_decoder`), so per record what remains is mostly the monitor
 update; the optional series for the figure cost one read per sample
 (:mod:`driftwatch.replay.series`). A file of several models can be split between processes
 by model (:mod:`driftwatch.replay.parallel`): a :class:`Replay` given a ``share`` decodes
@@ -28,18 +28,18 @@ from itertools import repeat
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
 from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
-from driftwatch.io.decode_join import JOIN_REJECTION_REASONS, JoinFormat
-from driftwatch.io.fastdecode import PARSE_SELF, FastDecoder
+from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
+from driftwatch.decoding.fast_decoder import PARSE_SELF, FastDecoder
+from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, JoinFormat
 from driftwatch.pipeline import TOO_MANY_MODELS, UNWATCHED_MODEL, Monitors, Pipeline
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
-from driftwatch.replay.sources import BAD_CSV, Record
+from driftwatch.replay.sources import BAD_CSV, ReplayRecord
 
 __all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "BadRecord", "Replay", "ReplayAlarm",
            "ReplayResult", "merge", "run"]
 
-Where = Record | int
-"""Where a replayed record was: its :class:`Record` (a Kafka range, CSV) or its line number
+Where = ReplayRecord | int
+"""Where a replayed record was: its :class:`ReplayRecord` (a Kafka range, CSV) or its line number
 (JSON Lines read in chunks)."""
 
 MAX_KEPT_BAD_RECORDS = 1000
@@ -198,7 +198,7 @@ class Replay:
         """Events given to monitors so far (each monitor counts its own)."""
         return sum(monitor.events for monitor in self._monitors.by_model.values())
 
-    def process(self, record: Record) -> None:
+    def process(self, record: ReplayRecord) -> None:
         """Decode one record and give its event to its model's monitor (or count it)."""
         self.records += 1
         pipeline = self._pipeline
@@ -211,16 +211,16 @@ class Replay:
 
     def process_lines(self, lines: Sequence[bytes], first: int) -> None:
         """Replay a run of JSON Lines lines numbered from ``first``: the same as one
-        :meth:`process` per non-blank line, without a :class:`Record` per line.
+        :meth:`process` per non-blank line, without a :class:`ReplayRecord` per line.
 
         Each line goes through the pipeline's fast path; any other line (blank, too long,
         invalid, or merely unusual) takes the general path with its line ending removed, as
         :class:`~driftwatch.replay.sources.JsonLinesSource` would yield it. With orjson the
         chunk's JSON is parsed in one call when that gives exactly each line's own parse
-        (:meth:`~driftwatch.io.fastdecode.FastDecoder.parse_lines`: about half the parsing
+        (:meth:`~driftwatch.decoding.fast_decoder.FastDecoder.parse_lines`: about half the parsing
         cost of a call per line), and a chunk of plain records of one model already
         monitored (the usual file) is checked a field at a time and given to its monitor in
-        one call (:attr:`~driftwatch.io.fastdecode.FastDecoder.columns`,
+        one call (:attr:`~driftwatch.decoding.fast_decoder.FastDecoder.columns`,
         :meth:`~driftwatch.core.monitor.Monitor.update_columns`): the same results, a
         fraction of the calls.
         """
@@ -461,7 +461,7 @@ def _summed(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
     return total
 
 
-def run(records: Iterable[Record], replay: Replay, source: str,
+def run(records: Iterable[ReplayRecord], replay: Replay, source: str,
         tick: Callable[[Replay], None] | None = None, tick_every: int = 2048) -> ReplayResult:
     """Feed every record to ``replay``; call ``tick`` every ``tick_every`` records, or after
     each chunk of a source read in chunks (for a progress bar: a clock read there, not per

@@ -1,12 +1,12 @@
 """Where replayed records come from: JSON Lines files, CSV files, or a Kafka topic range.
 
-Every source yields :class:`Record` values — the record's bytes, its key and where it was
-found — so that the replay decodes them with :func:`driftwatch.io.decode.decode`, exactly as
+Every source yields :class:`ReplayRecord` values — the record's bytes, its key and where it was
+found — so that the replay decodes them with :func:`driftwatch.decoding.decoder.decode`, exactly as
 the agent decodes Kafka records: the same field names, label classes, limits and rejection
 reasons. A CSV row is turned into the JSON object the same record would have been on Kafka
 (:class:`CsvSource`), so CSV files follow the same rules too.
 
-Sources also report how far they have got (:meth:`Source.progress`), for the progress bar:
+Sources also report how far they have got (:meth:`ReplaySource.progress`), for the progress bar:
 files in bytes of the file, a topic range in records. The topic range is
 :class:`driftwatch.replay.kafka_range.KafkaRangeSource`.
 
@@ -28,10 +28,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
-from driftwatch.io.decode import EventFormat, Rejected
+from driftwatch.decoding.decoder import EventFormat, Rejected
 
 if TYPE_CHECKING:
-    from driftwatch.io.source import Record as AgentRecord
+    from driftwatch.kafka.source import Record as AgentRecord
 
 Format = Literal["jsonl", "csv"]
 
@@ -56,7 +56,7 @@ class SourceError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Record:
+class ReplayRecord:
     """One record to decode, and where it came from.
 
     Attributes:
@@ -82,26 +82,26 @@ class Record:
         return f"partition {self.partition} offset {self.position}"
 
 
-class Source(Protocol):
+class ReplaySource(Protocol):
     """An iterable of records that can say how far it has got."""
 
     name: str
 
-    def __iter__(self) -> Iterator[Record]: ...
+    def __iter__(self) -> Iterator[ReplayRecord]: ...
 
     def progress(self) -> tuple[int, int | None]:
         """Units done and the total (None when unknown): bytes for files, records for Kafka."""
         ...
 
 
-def agent_records(source: Source, topic: str | None = None) -> Iterator[AgentRecord]:
+def agent_records(source: ReplaySource, topic: str | None = None) -> Iterator[AgentRecord]:
     """A replay source's records as the agent's (Kafka) records, so that the agent's loop
     runs over a file through :class:`~driftwatch.pipeline.MemorySource`: the topic is
     ``topic`` (default: the source's name), the partition the record's (0 for a file), the
     offset its position (the line number) and the timestamp 0. A CSV row the csv module
     refused goes as it is (the agent has no ``bad_csv`` reason: its value, if any, is
     decoded and rejected by the decoder's rules)."""
-    from driftwatch.io.source import Record as AgentRecord  # kafka-python: only when used
+    from driftwatch.kafka.source import Record as AgentRecord  # kafka-python: only when used
 
     name = source.name if topic is None else topic
     for record in source:
@@ -165,12 +165,12 @@ class JsonLinesSource:
         if self._handle is not sys.stdin.buffer:
             self._handle.close()
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[ReplayRecord]:
         for first, lines in self.chunks():
             for number, line in enumerate(lines, first):
                 value = line.rstrip(b"\r\n")
                 if value.strip():
-                    yield Record(value, None, number)
+                    yield ReplayRecord(value, None, number)
 
     def chunks(self, size: int = CHUNK_BYTES) -> Iterator[tuple[int, list[bytes]]]:
         """The file's lines in runs of about ``size`` bytes, as (number of the first line,
@@ -285,7 +285,7 @@ class CsvSource:
             counter.done += len(line)
             yield decoder.decode(line)
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[ReplayRecord]:
         reader, indices = self._reader, self._indices
         try:
             while True:
@@ -294,12 +294,12 @@ class CsvSource:
                 except StopIteration:
                     return
                 except csv.Error as exc:  # e.g. an oversized field; the reader goes on after it
-                    yield Record(None, None, reader.line_num,
+                    yield ReplayRecord(None, None, reader.line_num,
                                  rejected=Rejected(BAD_CSV, str(exc)[:60]))
                     continue
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
-                yield Record(self._value(row, indices), None, reader.line_num)
+                yield ReplayRecord(self._value(row, indices), None, reader.line_num)
         finally:
             self._close()
 

@@ -15,7 +15,7 @@ from driftwatch.core.estimation.config import (
     EstimationConfig,
 )
 from driftwatch.core.estimation.reliability import calibration_report
-from driftwatch.io.decode import Decoded, EventFormat, decode
+from driftwatch.decoding.decoder import Decoded, EventFormat, decode
 from driftwatch.settings.common import _problem, _raise, _Section
 
 MAX_REFERENCE_BYTES = 1 << 30

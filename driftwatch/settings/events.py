@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
-from driftwatch.io.decode import EventFormat, ModelSource, model_id_problem
+from driftwatch.decoding.decoder import EventFormat, ModelSource, model_id_problem
 from driftwatch.settings.common import FieldName, Name, _problem, _raise, _Section
 
 _EVENT_DEFAULTS = EventFormat()
@@ -24,7 +24,7 @@ Label = str | int | bool
 
 class EventsSettings(_Section):
     """How a Kafka record value (a JSON object) becomes an event; the rules are those of
-    :func:`driftwatch.io.decode.decode`."""
+    :func:`driftwatch.decoding.decoder.decode`."""
 
     label_field: FieldName = Field(
         default=_EVENT_DEFAULTS.label_field, description="Field holding the true label."

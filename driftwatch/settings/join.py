@@ -13,7 +13,7 @@ from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Join
 from driftwatch.core.prediction_watch import PredictionWatch, default_detectors
 from driftwatch.core.score_drift import ScoreDrift
-from driftwatch.io.decode_join import JoinFormat
+from driftwatch.decoding.joinable import JoinFormat
 from driftwatch.settings.common import (
     FieldName,
     Name,

@@ -69,7 +69,8 @@ class WatchSettings(_Section):
         description=(
             "The change that matters: down, up or both. None: the measure's bad direction "
             "(a drop; a rise for "
-            + ", ".join(m.name for m in measure_registry.BUILTIN if not m.higher_is_better)
+            + ", ".join(m.name for m in measure_registry.BUILTIN
+                     if not m.higher_is_better and m.kind in measure_registry.WATCHABLE_KINDS)
             + "). Given to every detector that takes a direction and does not set its own."
         ),
     )
@@ -90,9 +91,12 @@ class WatchSettings(_Section):
     @field_validator("measure")
     @classmethod
     def _watchable(cls, measure: str) -> str:
-        if measure_registry.find(measure) is None:  # the registry: measures added later too
-            watchable = ", ".join(measure_registry.names())
+        # The registry: measures added later too.
+        if measure_registry.find(measure) is None:
+            watchable = ", ".join(measure_registry.watchable_names())
             raise ValueError(f"unknown measure {measure!r}; watchable: {watchable}")
+        if (reason := measure_registry.unwatchable_reason(measure)) is not None:
+            raise ValueError(reason)
         return measure
 
     @model_validator(mode="after")

@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 from pydantic_core import InitErrorDetails
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from driftwatch.io.decode import model_id_problem
+from driftwatch.decoding.decoder import model_id_problem
 from driftwatch.settings.alerts import AlertsSettings
 from driftwatch.settings.checkpoint import CheckpointSettings
 from driftwatch.settings.common import ENV_NESTED_DELIMITER, ENV_PREFIX, _pick, _problem, _raise

@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_FORMAT", "DEFAULT_JOIN", "JoinFields", "RecordFormat", "even
 
 class RecordFormat(Protocol):
     """Where a record's values go: the attributes of the settings' event format
-    (:class:`driftwatch.io.decode.EventFormat`, from ``settings.events.event_format()``)."""
+    (:class:`driftwatch.decoding.decoder.EventFormat`, from ``settings.events.event_format()``)."""
 
     @property
     def label_field(self) -> str: ...
@@ -56,7 +56,7 @@ class RecordFormat(Protocol):
 
 class JoinFields(Protocol):
     """The two-stream form's fields: the attributes of the settings' join format
-    (:class:`driftwatch.io.decode_join.JoinFormat`, from ``settings.join.join_format()``)."""
+    (:class:`driftwatch.decoding.joinable.JoinFormat`, from ``settings.join.join_format()``)."""
 
     @property
     def event_id_field(self) -> str: ...

@@ -10,7 +10,7 @@ import pickle
 
 import pytest
 
-from driftwatch.core.comparison.statistics import CrispComparison, McNemarResult
+from driftwatch.core.comparison.mcnemar import CrispComparison, McNemarResult
 from driftwatch.core.report import Alarm
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from driftwatch.core.detectors import registry
 from driftwatch.core.detectors.base import Detector
-from driftwatch.core.prediction_watch import MEASURES, PredictionWatch
+from driftwatch.core.prediction_watch import SIGNAL_MEASURES, PredictionWatch
 from driftwatch.core.score_drift import SIGNALS, ScoreDrift
 
 DRIFT = {"window": 100, "block_size": 100, "reference_size": 1000}
@@ -39,7 +39,7 @@ def test_detectors_get_every_block_z_and_alarms_carry_the_block() -> None:
         for signal in signals or ():
             for d in mirror[signal.name]:
                 if d.update(signal.z).value == "drift":
-                    expected.append((i, MEASURES[signal.name], signal.value))
+                    expected.append((i, SIGNAL_MEASURES[signal.name], signal.value))
     got = [(i, a.measure, a.value) for i, s in enumerate(scores)
            for a in watch.update(s, None, float(i)) if a.level == "drift"]
     assert got == expected

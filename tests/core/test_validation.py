@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from driftwatch.core.events import Event, check_label, check_score, valid_event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.core.window import PrequentialWindow
-from driftwatch.io.decode import Decoded, EventFormat, Rejected, decode
+from driftwatch.decoding.decoder import Decoded, EventFormat, Rejected, decode
 
 labels = st.sampled_from([0, 1])
 scores = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)

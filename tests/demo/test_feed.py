@@ -13,9 +13,9 @@ from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 
 from driftwatch.core.events import Event
+from driftwatch.decoding.decoder import Decoded, EventFormat, decode
 from driftwatch.demo import feed as feed_module
 from driftwatch.demo.feed import BrokersUnreachable, Feed, encode_record, ensure_topic
-from driftwatch.io.decode import Decoded, EventFormat, decode
 from driftwatch.simulate import generate
 from tests.broker import TansuBroker, free_port
 

@@ -16,9 +16,9 @@ import pytest
 
 from driftwatch.commands.main import main
 from driftwatch.core.monitor import Monitor
+from driftwatch.decoding.decoder import EventFormat
+from driftwatch.decoding.joinable import JoinFormat
 from driftwatch.demo.files import joinable_records, labelled_records, output_file
-from driftwatch.io.decode import EventFormat
-from driftwatch.io.decode_join import JoinFormat
 from driftwatch.settings import Settings
 from driftwatch.simulate import delayed_labels, generate
 

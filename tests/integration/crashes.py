@@ -44,14 +44,14 @@ from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient
 from prometheus_client import CollectorRegistry, generate_latest
 
-from driftwatch.agent import TOO_MANY_MODELS
+from driftwatch.agent.loop import TOO_MANY_MODELS
 from driftwatch.core.monitor import Monitor
-from driftwatch.io.checkpoint import FILENAME
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.decode import REJECTION_REASONS, Decoded, decode
-from driftwatch.io.snapshot import AgentSnapshot
+from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, decode
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.snapshot import AgentSnapshot
+from driftwatch.state.checkpoint import FILENAME
 from tests.integration.helpers import (
     TOPIC,
     AgentProcess,

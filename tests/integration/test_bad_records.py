@@ -22,7 +22,7 @@ import os
 import resource
 import socket
 
-from driftwatch.io.decode import MAX_DETAIL_CHARS, REJECTION_REASONS
+from driftwatch.decoding.decoder import MAX_DETAIL_CHARS, REJECTION_REASONS
 from driftwatch.simulate import generate
 from tests.broker import Broker
 from tests.integration.helpers import (

@@ -3,7 +3,8 @@
 On Tansu (memory storage) the broker that comes back (same port) is empty: no topic, no
 group, no committed offset, and the new log restarts at offset 0 while the agent's position
 is still where the old log ended. The test recreates the topic and, as in
-tests/io/test_kafka.py's broker-loss test, produces only once the agent is ready again.
+tests/kafka/test_source_and_producers.py's broker-loss test, produces only once the agent is ready
+again.
 Then the new log is shorter than the agent's old position. Kafka would answer a fetch there
 with OFFSET_OUT_OF_RANGE (and the client would apply auto_offset_reset); Tansu 0.6 answers
 with no records, so the agent must notice by itself (KafkaSource resets a position past the

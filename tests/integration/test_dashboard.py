@@ -29,9 +29,9 @@ import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from driftwatch.core.join import Prediction
+from driftwatch.decoding.decoder import EventFormat
+from driftwatch.decoding.joinable import JoinFormat
 from driftwatch.demo.feed import encode_joinable
-from driftwatch.io.decode import EventFormat
-from driftwatch.io.decode_join import JoinFormat
 from driftwatch.simulate import delayed_labels, generate
 from tests.broker import Broker
 from tests.integration.helpers import (

@@ -21,9 +21,9 @@ from typing import Any
 
 from driftwatch.core.join import Label, Prediction
 from driftwatch.core.monitor import Monitor
-from driftwatch.io.checkpoint import FILENAME
 from driftwatch.settings import Settings
 from driftwatch.simulate import delayed_labels, generate
+from driftwatch.state.checkpoint import FILENAME
 from tests.broker import Broker
 from tests.integration.helpers import TOPIC, Metrics, StartAgent, create_topics, produce
 

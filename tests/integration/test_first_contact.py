@@ -61,7 +61,7 @@ def readyz_says(agent: AgentProcess, body: str) -> None:
              diagnostics=lambda: f"{http_get(f'{agent.url}/readyz')}\n{agent.log()}")
 
 
-ERROR_LINE = re.compile(r"ERROR driftwatch\.io\.first_contact: (cannot reach .*)$",
+ERROR_LINE = re.compile(r"ERROR driftwatch\.kafka\.first_contact: (cannot reach .*)$",
                         re.MULTILINE)
 
 
@@ -195,7 +195,7 @@ def test_a_topic_that_does_not_exist_is_named_not_created_and_a_stop_says_so(
     agent = AgentProcess(settings, tmp_path, "waiting").start()
     expected = (f"topic {topic} (kafka.topics) does not exist on the brokers; waiting for it "
                 "to be created (the agent does not create the topics it reads)")
-    wait_for(lambda: f"ERROR driftwatch.io.offsets: {expected}" in agent.output(), LINE_S,
+    wait_for(lambda: f"ERROR driftwatch.kafka.offsets: {expected}" in agent.output(), LINE_S,
              "the line naming the missing topic", diagnostics=agent.log)
     readyz_says(agent, f"not ready: kafka: {expected}")
     time.sleep(WATCH_S)  # several probes

@@ -23,13 +23,13 @@ from typing import Any
 from kafka import KafkaProducer
 from prometheus_client import CollectorRegistry, generate_latest
 
-from driftwatch.agent import Agent
+from driftwatch.agent.loop import Agent
 from driftwatch.core.join import Label, Prediction
 from driftwatch.demo.feed import encode_joinable
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.join_metrics import JoinCollector
-from driftwatch.io.source import Record
+from driftwatch.kafka.source import Record
 from driftwatch.settings import Settings
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from tests.broker import Broker
 from tests.integration.helpers import (
     JOIN_S,

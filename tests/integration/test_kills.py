@@ -21,8 +21,8 @@ import signal
 from pathlib import Path
 
 from driftwatch.exits import EXIT_INVALID, EXIT_SAVE_FAILED
-from driftwatch.io.checkpoint import FILENAME
 from driftwatch.settings import Settings
+from driftwatch.state.checkpoint import FILENAME
 from tests.broker import Broker, free_port
 from tests.integration.crashes import (
     MONITORING,

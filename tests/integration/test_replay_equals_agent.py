@@ -21,14 +21,14 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from driftwatch.core.monitor import Alarm
-from driftwatch.io.alarms import alarm_record
-from driftwatch.io.collector import SnapshotCollector
-from driftwatch.io.snapshot import AgentSnapshot
 from driftwatch.replay.kafka_range import KafkaRangeSource
 from driftwatch.replay.run import Replay, ReplayResult, run
 from driftwatch.replay.sources import JsonLinesSource
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
+from driftwatch.sinks.alarms import alarm_record
+from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.snapshot import AgentSnapshot
 from tests.broker import Broker
 from tests.integration.helpers import (
     JOIN_S,

@@ -19,8 +19,8 @@ from kafka import TopicPartition as KafkaTopicPartition
 from kafka.admin import KafkaAdminClient
 
 from driftwatch.exits import EXIT_CHECKPOINT, EXIT_INVALID
-from driftwatch.io.checkpoint import FILENAME
 from driftwatch.simulate import generate
+from driftwatch.state.checkpoint import FILENAME
 from tests.broker import Broker
 from tests.integration.helpers import (
     JOIN_S,

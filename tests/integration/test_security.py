@@ -345,7 +345,7 @@ def test_a_topic_that_does_not_exist_is_named_waited_for_and_read_once_created(
     process = agent(tmp_path, "waiter", kafka).start()
     expected = (f"topic {n['topic']} (kafka.topics) does not exist on the brokers; waiting "
                 "for it to be created (the agent does not create the topics it reads)")
-    wait_for(lambda: f"ERROR driftwatch.io.offsets: {expected}" in process.output(), JOIN_S,
+    wait_for(lambda: f"ERROR driftwatch.kafka.offsets: {expected}" in process.output(), JOIN_S,
              "the line naming the missing topic", diagnostics=process.log)
     wait_for(lambda: http_get(f"{process.url}/readyz") == (
         503, f"not ready: kafka: {expected}".encode()), 10.0, "/readyz to name the topic",

@@ -28,17 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftwatch.core.comparison.statistics import (
-    CrispComparison,
-    DeLongResult,
-    SignTestResult,
-    WilcoxonResult,
-    cell,
-    crisp_comparison,
-    delong,
-    sign_test,
-    wilcoxon_signed_rank,
-)
+from driftwatch.core.comparison.delong import DeLongResult, delong
+from driftwatch.core.comparison.mcnemar import CrispComparison, cell, crisp_comparison
+from driftwatch.core.comparison.sign_test import SignTestResult, sign_test
+from driftwatch.core.comparison.wilcoxon import WilcoxonResult, wilcoxon_signed_rank
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.measures.auc import AUCPairs
 from driftwatch.core.state import check_state

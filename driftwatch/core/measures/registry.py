@@ -9,7 +9,7 @@ the settings the names a watch may name, and the generated metrics reference its
 new measure is one :func:`register` call, and a measure that is not a confusion-matrix measure
 needs nothing of the window but its public reads (see ``window`` below).
 
-Three kinds of entries (:attr:`Measure.kind`):
+Four kinds of entries (:attr:`Measure.kind`):
 
 - ``"window"``: reported over the prequential window (``driftwatch_measure``), watchable by
   window watches; AUC first, then the crisp measures of Bifet et al. 2015, §5 and Brzezinski et al.
@@ -18,6 +18,10 @@ Three kinds of entries (:attr:`Measure.kind`):
   DDM's input; fed from the first event, never reported as a window value.
 - ``"block"``: the per-class error rates a blocks watch computes on each closed block (FN/P and
   FP/N); the class ratio cannot move them.
+- ``"score"``: the label-free signals of the scores alone (``score_ks``, ``score_psi``,
+  ``predicted_positive_rate``), computed per block of predictions by the prediction watch
+  (:mod:`driftwatch.core.prediction_watch`, ``join`` settings) and watched by its detectors
+  (``join.score_drift``), never by a model's watches.
 
 The order of registration is the order of reports: the window's measures come out as
 ``auc`` first, then the crisp measures, then anything registered later.
@@ -51,7 +55,10 @@ from typing import Any, Literal, Protocol
 from driftwatch.core.measures import crisp, estimates
 from driftwatch.core.measures.estimates import Estimate
 
-Kind = Literal["window", "event", "block"]
+Kind = Literal["window", "event", "block", "score"]
+KINDS: tuple[Kind, ...] = ("window", "event", "block", "score")
+WATCHABLE_KINDS: tuple[Kind, ...] = ("window", "event", "block")
+"""The kinds a model's watch may name; ``score`` measures have the join's own detectors."""
 AllZeroWhen = Literal["a class is missing", "no positives", "empty window"]
 
 
@@ -143,11 +150,13 @@ class Measure:
         label: how a figure names it (``"G-mean"``, ``"κ"``).
         description: what it is, one sentence (the metrics reference's table).
         undefined: when it is NaN (NaN is never exported; see the exporter).
-        kind: ``"window"``, ``"event"`` or ``"block"`` (the module docstring).
+        kind: ``"window"``, ``"event"``, ``"block"`` or ``"score"`` (the module docstring).
         counts: the formula over the window's confusion counts (every crisp measure but κper).
         window: a hook reading the window, for a window measure without ``counts``.
         higher_is_better: False when a rise is bad (error rates): the default ``direction``
             of its watches.
+        two_sided: a change either way is bad (the predicted-positive rate, whose default
+            detector watches both ways); ``higher_is_better`` is then not read.
         minimum, maximum: the range of its raw values (κm and κper have no lower bound:
             they compare with a baseline that can beat the model by any margin).
         normalization: how Brzezinski et al. 2019 normalize it; None when it has no normalization.
@@ -163,6 +172,7 @@ class Measure:
     counts: Counts | None = None
     window: WindowHook | None = None
     higher_is_better: bool = True
+    two_sided: bool = False
     minimum: float = 0.0
     maximum: float = 1.0
     normalization: Normalization | None = None
@@ -172,8 +182,8 @@ class Measure:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ValueError(f"measure name must be lower-case letters, digits and _, "
                              f"starting with a letter; got {self.name!r}")
-        if self.kind not in ("window", "event", "block"):
-            raise ValueError(f"measure {self.name}: kind must be window, event or block, "
+        if self.kind not in KINDS:
+            raise ValueError(f"measure {self.name}: kind must be one of {', '.join(KINDS)}, "
                              f"got {self.kind!r}")
         if self.kind == "window":
             if (self.counts is None) == (self.window is None):
@@ -181,7 +191,8 @@ class Measure:
                                  "counts (a formula over TP, FP, FN, TN) and window (a hook)")
         elif self.counts is not None or self.window is not None:
             raise ValueError(f"measure {self.name}: {self.kind} measures are computed by the "
-                             "monitor; they have no counts or window formula")
+                             "monitor or the prediction watch; they have no counts or window "
+                             "formula")
         if self.normalization is not None and self.counts is None:
             raise ValueError(f"measure {self.name}: normalization needs a counts formula "
                              "(it is a count over confusion matrices)")
@@ -218,6 +229,7 @@ def _kappa_per(window: WindowView, tally: Tally) -> float:
 
 _DIVIDES = "its denominator is 0"
 _BOTH = "the window lacks a class"
+_INCOMPLETE = "the latest predictions or the reference sample do not fill a window yet"
 
 BUILTIN: tuple[Measure, ...] = (
     Measure("auc", "AUC", "Prequential AUC: the share of (positive, negative) pairs whose "
@@ -278,6 +290,16 @@ BUILTIN: tuple[Measure, ...] = (
     Measure("false_positive_rate", "false-positive rate", "FP / N over a closed block's "
             "negatives (blocks watches only).", "never (a block holds both classes)",
             kind="block", higher_is_better=False, counterpart="specificity"),
+    Measure("score_ks", "score KS D", "The two-sample Kolmogorov–Smirnov statistic D of the "
+            "latest predictions' scores against the reference sample (label-free, `join` "
+            "settings).", _INCOMPLETE, kind="score", higher_is_better=False),
+    Measure("score_psi", "score PSI", "The population stability index of the latest "
+            "predictions' scores against the reference sample, over bins of the reference "
+            "(label-free, `join` settings).", _INCOMPLETE, kind="score",
+            higher_is_better=False, maximum=math.inf),
+    Measure("predicted_positive_rate", "predicted-positive rate", "The share of the latest "
+            "predictions predicted positive, against the reference's (label-free, `join` "
+            "settings).", "no prediction yet", kind="score", two_sided=True),
 )
 """The measures driftwatch ships, in report order."""
 
@@ -329,6 +351,24 @@ def window_measures() -> tuple[Measure, ...]:
 def names(kind: Kind | None = None) -> tuple[str, ...]:
     """The registered names, of one kind or all, in report order."""
     return tuple(m.name for m in _MEASURES.values() if kind is None or m.kind == kind)
+
+
+def watchable_names() -> tuple[str, ...]:
+    """The names a model's watch may name (every kind but ``score``), in report order."""
+    return tuple(m.name for m in _MEASURES.values() if m.kind in WATCHABLE_KINDS)
+
+
+def unwatchable_reason(name: str) -> str | None:
+    """Why a model's watch cannot name ``name`` (unknown, or a label-free score signal),
+    listing what it can; None when it can."""
+    measure = _MEASURES.get(name)
+    if measure is not None and measure.kind in WATCHABLE_KINDS:
+        return None
+    watchable = ", ".join(watchable_names())
+    if measure is not None:
+        return (f"{name!r} is a label-free score signal, watched by join.score_drift's "
+                f"detectors, not by a model's watches; watchable: {watchable}")
+    return f"must be one of {watchable}; got {name!r}"
 
 
 def register(measure: Measure) -> None:

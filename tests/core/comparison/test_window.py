@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.core.comparison import window as window_module
-from driftwatch.core.comparison.statistics import delong, mcnemar
+from driftwatch.core.comparison.delong import delong
+from driftwatch.core.comparison.mcnemar import mcnemar
 from driftwatch.core.comparison.window import STATISTICS, PairedWindow
 from driftwatch.core.measures.block import block_aucs
 from driftwatch.core.window import PrequentialWindow

@@ -1,0 +1,556 @@
+"""The agent: Kafka records in, per-model monitors, Prometheus metrics and alarms out.
+
+The loop is the whole program and reads in a few lines (:meth:`Agent.run`): poll a batch,
+take each record through the one processing step :mod:`driftwatch.replay` shares
+(:class:`~driftwatch.pipeline.Pipeline`: decode, route to its model's monitor, alarms), note
+the record's offset, then maybe checkpoint (and commit). Every concern lives in its own
+object: the source (:class:`~driftwatch.kafka.source.KafkaSource` by default: group membership,
+offsets, backoff; any :class:`~driftwatch.pipeline.Source`, such as a
+:class:`~driftwatch.pipeline.MemorySource`, when injected),
+:class:`~driftwatch.pipeline.Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor`
+per model, bounded), :class:`~driftwatch.agent.checkpointer.Checkpointer` (state + offsets on
+disk, when, and what is durable), :class:`~driftwatch.agent.readiness.Readiness` (``/readyz``
+without flapping), :class:`~driftwatch.sinks.alarms.AlarmLog`, and the exporter, which only ever
+reads the immutable :class:`~driftwatch.sinks.prometheus.collector.AgentSnapshot` the loop publishes
+(:mod:`driftwatch.agent.publish`). What the agent opens at start and where each partition
+resumes is :mod:`driftwatch.agent.start`; what it saves and restores, and the state topic's
+handover, :mod:`driftwatch.agent.saved_state`.
+
+Lifecycle and failure behaviour:
+
+- **Exactly once into the monitors, across crashes.** The checkpoint holds the monitors'
+  state, the rejection counts *and* the offsets they cover, written atomically. It is the
+  only resume point: on start every partition resumes at the checkpoint's offset, and a
+  partition it does not cover starts where ``kafka.auto_offset_reset`` says (the monitors are
+  rebuilt from the log), never at the group's commit, whose monitor state would be lost.
+  Commits follow saves: right after a save succeeds the agent commits exactly the offsets
+  it covers, so a committed offset never passes what the disk holds (a crash between the
+  save and the commit only leaves the commit behind). After a kill the records since the
+  last save are read again into monitors that have not seen them.
+- **State topic and handover** (``checkpoint.backend`` kafka, the default with Kafka): the
+  same promise across replicas. Saves go to a compacted Kafka topic, one record per model
+  under the input partition its events come from
+  (:class:`~driftwatch.state.topic.StateTopicStore`); on assignment the agent restores
+  the new partitions' models from it and resumes each partition where its records say
+  (each model skipping the records its state already holds, so a save cut short by a crash
+  is still exact); on revocation it saves first (not when evicted: another member may own
+  the partitions already) and drops those models from its monitors and ``/metrics`` at
+  once, so no frozen series remain.
+- **A failing save** is retried with backoff, counted, makes ``/readyz`` answer 503, and is
+  never followed by a commit; if the final save at a stop fails, :meth:`Agent.run` raises
+  :class:`~driftwatch.state.checkpoint.CheckpointSaveError` after closing everything, having
+  committed nothing. An unwritable checkpoint directory is refused at construction.
+- **Nothing consumed, nothing saved.** A save is made only when records were processed since
+  the last one (or since the restore): otherwise the store already holds everything there
+  is, and only its offsets are committed (so the group's commit catches up with a restored
+  checkpoint at once). An agent that never reached its brokers saves nothing, at its stop
+  neither.
+- **Stop.** ``stop`` (set by SIGTERM/SIGINT in the CLI) ends the loop after the current
+  batch; the agent then flushes the dead-letter producer, saves a checkpoint and commits its
+  offsets (in that order: a crash between them re-delivers, never loses), and returns.
+  Every step is bounded (``kafka.request_timeout_seconds``). Stopped before it was ever
+  ready while its source names a problem (the brokers unreachable, a topic missing), it
+  raises :class:`NeverReady` with that problem instead of returning.
+- **First contact** (:mod:`driftwatch.kafka.first_contact`): before consuming, the Kafka
+  source talks to every bootstrap address and checks the security settings and the ACLs of
+  every topic the agent uses. Unreachable brokers are logged once, naming the addresses and
+  ``kafka.bootstrap_servers``, shown by ``/readyz`` and retried with backoff; settings the
+  brokers refuse (TLS, SASL, a missing ACL) stop the agent with
+  :class:`~driftwatch.kafka.first_contact.BrokerRefused`, one line naming the setting.
+- **Broker loss.** The source retries with backoff; the loop keeps running, ``/readyz``
+  answers 503 once failures last ``readiness.not_ready_after_seconds`` and 200 again after
+  ``readiness.ready_after_seconds`` of answers; metrics stay scrapable.
+- **A log that no longer reaches the agent's offset** (topic recreated or truncated): the
+  source restarts the partition at ``auto_offset_reset``; the agent sees the offset go back,
+  logs an error and counts ``driftwatch_offset_resets_total{reason="beyond_log_end"}``. It
+  takes the records as new events (right for a recreated topic; after a truncation the
+  records before the new end are counted again: the agent cannot tell the two apart).
+- **Predictions and labels as separate records** (settings ``join``): each record is
+  decoded as a prediction or a label (by its topic or its kind field); a prediction's model
+  is admitted (``limits.max_models``) before it enters the join and its model's label-free
+  watch; a joined pair is the event its monitor gets, when its second half arrives. The
+  join's pending records are saved with the monitors and the offsets they cover (in the
+  state topic one join per input partition, :class:`~driftwatch.agent.join_shards.JoinShards`,
+  handed over with the partition), so a restart or a handover neither loses a pending
+  prediction nor joins a label twice.
+- **Other models' records** (settings ``events.only_models``) are skipped: counted as
+  ``driftwatch_events_skipped_total{reason="unwatched_model"}``, neither rejected nor
+  dead-lettered, and their offsets advance like any other record's.
+- **Whole stream** (``kafka.assignment: all_partitions``, the sidecars of a replicated
+  model): the source assigns itself every partition, so each replica reads every record;
+  there is no group and nothing is committed. The state topic (or the file) is the only
+  resume point: every replica saves every partition under the same keys and restores them
+  all at its start, so a replica replaced with an empty disk continues from its siblings'
+  saves (a partition the state does not cover starts at ``auto_offset_reset``).
+- **Bad records** are counted by reason, logged at a bounded rate, dead-lettered when a topic
+  is configured, and skipped; **models beyond** ``limits.max_models`` are rejected the same
+  way (reason ``too_many_models``) so memory and metric cardinality stay bounded.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from typing import Any
+
+from driftwatch.agent.checkpointer import Checkpointer
+from driftwatch.agent.comparisons import Comparisons
+from driftwatch.agent.join_shards import JoinShards
+from driftwatch.agent.partition_states import PartitionStates
+from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
+from driftwatch.agent.readiness import Readiness
+from driftwatch.agent.saved_state import (
+    join_by_partition,
+    payload,
+    restore_checkpoint,
+    restore_partitions,
+    revoke_partitions,
+)
+from driftwatch.agent.start import resume_offsets, start
+from driftwatch.core.delayed import DelayedLabels
+from driftwatch.core.monitor import Alarm, Monitor
+from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected
+from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, RecordKind
+from driftwatch.kafka.offsets import OnAssigned, TopicPartition
+from driftwatch.kafka.producers import AlarmPublisher, producer_config
+from driftwatch.kafka.source import Record
+from driftwatch.pipeline import (
+    TOO_MANY_MODELS,
+    UNWATCHED_MODEL,
+    DeadLetterSink,
+    Monitors,
+    Pipeline,
+    Source,
+)
+from driftwatch.settings import Settings
+from driftwatch.sinks.alarms import AlarmLog
+from driftwatch.sinks.comparison_snapshot import ComparisonSnapshot
+from driftwatch.sinks.prometheus.server import MetricsServer
+from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram, Operations
+from driftwatch.state.checkpoint import CheckpointSaveError, CheckpointStore
+from driftwatch.state.topic import StateTopicStore
+
+log = logging.getLogger(__name__)
+
+__all__ = ["TOO_MANY_MODELS", "UNWATCHED_MODEL", "Agent", "Monitors", "SourceFactory"]
+
+SourceFactory = Callable[[OnAssigned], Source[Record]]
+"""Builds the agent's source, given the hook to call with newly assigned partitions (which
+answers where each resumes: the checkpoint's offsets)."""
+
+
+SNAPSHOT_INTERVAL_S = 1.0
+"""How often the loop publishes a fresh snapshot for scrapes. Prometheus scrapes every 15 s
+or so; a snapshot costs one normalization per measure and changed model (tens of µs each)."""
+
+FINAL_SAVE_ATTEMPTS = 3
+FINAL_SAVE_RETRY_S = 0.5
+"""On the way out a failed save is tried again after 0.5 s and 1 s: a passing hiccup (an
+NFS server failing over) does not cost a replay, and the stop stays within seconds."""
+
+BEYOND_LOG_END = "beyond_log_end"
+"""The ``reason`` of ``driftwatch_offset_resets_total`` when a partition's log no longer
+reaches the agent's offset (recreated or truncated topic)."""
+
+REJECTION_LOG_INTERVAL_S = 10.0
+"""At most one log line per rejection reason in this many seconds: a producer sending only
+garbage must not turn the agent's log into a copy of the topic."""
+
+
+class NeverReady(Exception):
+    """The agent was stopped before it was ever ready, while its source named a problem (the
+    brokers unreachable, a topic missing): ``str()`` is that problem. Nothing was consumed,
+    saved or committed in this run, so nothing is lost; ``driftwatch run`` exits 1."""
+
+
+class Agent:
+    """Wires a source, the monitors, the exporter and the checkpoints; see the module doc.
+
+    Parameters:
+        settings: what to consume, monitor and serve.
+        on_alarm: called with each alarm after it is logged (and published), on the loop's
+            thread, so it must be quick; an exception it raises is logged, never raised into
+            the loop. For an embedding program (the demo prints alarms as they fire).
+        snapshot_interval_s: how often the loop publishes :attr:`snapshot`. An embedding
+            program that shows live values next to live alarms may want it shorter.
+        source: builds the record source (:data:`SourceFactory`); None: the
+            :class:`~driftwatch.kafka.source.KafkaSource` the ``kafka`` settings describe. A
+            :class:`~driftwatch.pipeline.MemorySource` runs the loop without a broker.
+        dead_letter: where rejected records go; None: the ``kafka.dead_letter_topic``
+            producer when that is set, else nowhere.
+        wall_clock, clock: Unix time and a monotonic clock, replaceable in tests.
+
+    Raises:
+        CheckpointDirectoryError: checkpointing is enabled and its directory cannot be
+            written (found here, before anything is consumed).
+    """
+
+    def __init__(self, settings: Settings, *, on_alarm: Callable[[Alarm], None] | None = None,
+                 snapshot_interval_s: float = SNAPSHOT_INTERVAL_S,
+                 wall_clock: Callable[[], float] = time.time,
+                 clock: Callable[[], float] = time.monotonic,
+                 source: SourceFactory | None = None,
+                 dead_letter: DeadLetterSink | None = None) -> None:
+        self.settings = settings
+        self.on_alarm = on_alarm
+        self.snapshot_interval_s = snapshot_interval_s
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._format: EventFormat = settings.events.event_format()
+        self.monitors = Monitors(settings.monitoring.monitor_config, settings.limits.max_models)
+        self.comparisons = Comparisons(settings.comparison_configs(), self._format)
+        self._comparison_snapshots: tuple[ComparisonSnapshot, ...] = ()
+        # The state topic (the default with Kafka) or the file; see CheckpointSettings.
+        store: CheckpointStore | StateTopicStore | None = None
+        self.partitioned: PartitionStates | None = None
+        if settings.checkpoint.enabled and settings.checkpoint_backend() == "kafka":
+            store = StateTopicStore(
+                producer_config(settings.kafka.consumer_config()), settings.state_topic(),
+                partitions=settings.checkpoint.topic_partitions,
+                replication_factor=settings.checkpoint.topic_replication_factor,
+                max_record_bytes=settings.checkpoint.max_record_bytes,
+                request_timeout_s=settings.kafka.request_timeout_seconds)
+            self.partitioned = PartitionStates()
+        elif settings.checkpoint.enabled:
+            store = CheckpointStore(settings.checkpoint.directory)
+        self.checkpointer = Checkpointer(store, settings.checkpoint.interval_seconds, clock,
+                                         wall_clock=wall_clock)
+        readiness = settings.readiness
+        self.readiness = Readiness(readiness.not_ready_after_seconds,
+                                   readiness.ready_after_seconds, clock)
+        self._ready = False
+        self._rejected: dict[str, int] = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
+        # Predictions and labels as separate records (settings ``join``): the join, the
+        # label-free watches and the join's metrics; None when records come joined.
+        self.delayed: DelayedLabels | None = None
+        join = settings.join
+        self._join_format = join.join_format()
+        self._kinds: dict[str, RecordKind] = {}
+        if join.enabled:
+            self.delayed = join.delayed_labels(
+                lambda model: settings.monitoring.monitor_config(model).threshold)
+            if join.predictions_topic is not None and join.labels_topic is not None:
+                self._kinds = {join.predictions_topic: "prediction", join.labels_topic: "label"}
+            self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
+        # With the state topic the join is kept per input partition, to be handed over.
+        self.join_shards: JoinShards | None = None
+        if self.delayed is not None and self.partitioned is not None:
+            self.join_shards = JoinShards(
+                lambda: join.delayed_labels(
+                    lambda model: settings.monitoring.monitor_config(model).threshold),
+                join.predictions_topic, join.labels_topic)
+            self.partitioned = PartitionStates(self.join_shards.shard_of)
+            self.delayed = None
+        self._rejection_logged: dict[str, float] = {}
+        self._only_models = frozenset(settings.events.only_models)
+        # Checkpointed like the rejection counts, so that restarted replicas agree.
+        self._skipped: dict[str, int] = {UNWATCHED_MODEL: 0} if self._only_models else {}
+        # Next offset per partition whose events are all in the monitors.
+        self._positions: dict[TopicPartition, int] = {}
+        self._restored = False
+        # Timestamp (ms) of the last processed record per partition, for the lag in seconds.
+        self._last_timestamp_ms: dict[TopicPartition, int] = {}
+        self._offset_resets: dict[tuple[str, int, str], int] = {}
+        self._batch_seconds = LatencyHistogram()
+        self.publisher = SnapshotPublisher(wall_clock(), snapshot_interval_s, clock, wall_clock)
+        self._source_factory = source
+        self._dead_letter_sink = dead_letter
+        self.source: Source[Record] | None = None
+        self.dead_letter: DeadLetterSink | None = None
+        self.alarm_publisher: AlarmPublisher | None = None
+        self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"))
+        self.metrics_server: MetricsServer | None = None
+        # The one processing step (decode, route, monitor, alarms), shared with replay.
+        self.pipeline: Pipeline[Record] = Pipeline(
+            self._format, self.monitors, on_alarms=self._emit, on_reject=self._rejected_by,
+            join=None if self.delayed is None else (self.delayed, self._join_format),
+            on_event=self._compare, observe_all=bool(self.comparisons),
+            accept=None if self.partitioned is None or self.join_shards is not None
+            else self._take,
+            only_models=self._only_models, on_skip=self._skip)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Consume until ``stop`` is set; then checkpoint, commit and close everything.
+
+        Raises:
+            CheckpointSaveError: the checkpoint could not be saved on the way out; nothing
+                was committed (everything is closed all the same).
+            NeverReady: stopped before it was ever ready, while the source named a problem.
+            BrokerRefused: the brokers refuse the agent's settings (TLS, SASL, an ACL).
+        """
+        with ExitStack() as resources:
+            source = self._start(resources)
+            while not stop.is_set():
+                records = source.poll()
+                if records:
+                    started = self._clock()
+                    self.process_batch(records)
+                    self._batch_seconds.observe(self._clock() - started)
+                self._update_readiness()
+                self._publish_snapshot()
+                if self.checkpointer.due():
+                    self.checkpoint()
+            log.info("stopping: %s", "nothing consumed since the last save, so nothing to save"
+                     if self._positions == self.checkpointer.durable else
+                     "saving a checkpoint and committing the offsets it covers")
+            saved = self._final_checkpoint()
+            problem = None if self.readiness.ever_ready else source.problem
+            # Leaving the ExitStack closes the source (without committing), the producers
+            # and the metrics server, in reverse order of their start.
+        if not saved:
+            raise CheckpointSaveError(
+                f"the final checkpoint could not be saved ({self.checkpointer.last_error}); "
+                "no offset was committed, so the records since the last saved checkpoint "
+                "will be read again at the next start"
+            )
+        if problem is not None:
+            raise NeverReady(problem)
+        log.info("stopped")
+
+    def process(self, record: Record) -> None:
+        """Decode one record and give its event to its model's monitor (or count a rejection)."""
+        self.process_batch((record,))
+
+    def process_batch(self, records: Sequence[Record]) -> None:
+        """Process a batch as :meth:`process` does each record: the record through the
+        pipeline (decode, route, monitor, alarms), then its offset noted. The loop's hot
+        path: one partition tuple per run of records of the same partition, not per record."""
+        positions, timestamps = self._positions, self._last_timestamp_ms
+        pipeline = self.pipeline
+        joined = self.delayed is not None or self.join_shards is not None
+        tp = TopicPartition("", -1)
+        for record in records:
+            if record.partition != tp.partition or record.topic != tp.topic:
+                tp = TopicPartition(record.topic, record.partition)
+            offset = record.offset
+            expected = positions.get(tp)
+            if expected is not None and offset < expected:
+                self._offset_reset(record, expected)
+            if joined:
+                self._joinable(record)
+            else:
+                pipeline.record(record.value, record.key, record)
+            positions[tp] = offset + 1
+            timestamps[tp] = record.timestamp_ms
+
+    def checkpoint(self) -> bool:
+        """Save a checkpoint of everything processed so far, then commit exactly its offsets.
+
+        The order is what keeps the promises: dead letters of the processed records are
+        flushed first (a checkpoint never passes a record whose dead letter may be lost), the
+        state is saved, and only a save that succeeded is followed by a commit. Nothing
+        processed since the last save (or the restore): no save, the offsets it covers are
+        committed. Returns True when the checkpoint was saved or nothing needed saving (the
+        commit is best effort: a failed one is counted, and the next save's commit carries
+        newer offsets).
+        """
+        offsets = dict(self._positions)
+        if offsets == self.checkpointer.durable and not self.checkpointer.failing:
+            self.checkpointer.nothing_to_save()  # the module docstring: nothing consumed
+            if self.source is not None:
+                self.source.commit(offsets)
+            return True
+        timeout_s = self.settings.kafka.request_timeout_seconds
+        if self.dead_letter is not None and not self.dead_letter.flush(timeout_s):
+            log.warning("dead letters not delivered within %.0f s: checkpoint and commit "
+                        "postponed", timeout_s)
+            self.checkpointer.postpone(self.checkpointer.interval_s)
+            return False
+        saved = self.checkpointer.save(lambda: self._payload(offsets), offsets)
+        self._update_readiness()
+        if not saved:
+            return False
+        if self.source is not None:
+            self.source.commit(self.checkpointer.durable)
+        return True
+
+    @property
+    def snapshot(self) -> AgentSnapshot:
+        """The latest snapshot, the one ``/metrics`` shows: immutable, so any thread may read
+        it. The loop replaces it about every ``snapshot_interval_s`` seconds."""
+        return self.publisher.snapshot
+
+    @property
+    def ready(self) -> bool:
+        """What ``/readyz`` answers: the broker side is ready (with the hysteresis of
+        :class:`Readiness`) and the last checkpoint save, if any failed, was retried
+        successfully. Any thread may read it. Read from the published snapshot, as
+        ``driftwatch_ready`` and the reasons of a 503 are, so the three never disagree (the
+        loop publishes a readiness change at once)."""
+        return self.publisher.snapshot.ready
+
+    # -- parts ------------------------------------------------------------------------------
+
+    def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
+        return payload(self, offsets)
+
+    def _joinable(self, record: Record) -> None:
+        """A prediction or label record through the join: its kind from its topic (or its
+        kind field), its time from the record when its value has none. With the state topic
+        there is a join per input partition, and after a restore a record the saved state
+        already holds is skipped (see :mod:`driftwatch.state.topic`)."""
+        kind = self._kinds.get(record.topic)
+        if kind is None and self._join_format.kind_field is None:
+            self._reject(record, Rejected("bad_kind", f"topic {record.topic!r} is neither "
+                                          "join.predictions_topic nor join.labels_topic"))
+            return
+        if self.join_shards is None:
+            self.pipeline.joinable(record.value, record.key, record, kind,
+                                   record.timestamp_ms / 1000.0)
+        else:
+            join_by_partition(self, record, kind)
+
+    def _emit(self, alarms: list[Alarm], record: Record) -> None:
+        for alarm in alarms:
+            self.alarms.emit(alarm)
+            if self.on_alarm is not None:
+                self._notify(alarm)
+
+    def _rejected_by(self, rejected: Rejected, value: bytes | None, record: Record) -> None:
+        self._reject(record, rejected)
+
+    def _compare(self, monitor: Monitor, decoded: Decoded, value: bytes | None,
+                 key: bytes | None, record: Record) -> None:
+        self.comparisons.feed(value, key, decoded)
+
+    def _take(self, model: str, record: Record) -> bool:
+        """Whether the model's monitor takes the record's event: not when the model's state,
+        restored from the state topic, already holds it (a replay after a restore)."""
+        assert self.partitioned is not None
+        return self.partitioned.take(model, TopicPartition(record.topic, record.partition),
+                                     record.offset)
+
+    def _skip(self, model: str, record: Record) -> None:
+        if self.partitioned is None or self.partitioned.skip(
+                TopicPartition(record.topic, record.partition), record.offset):
+            self._skipped[UNWATCHED_MODEL] += 1
+
+    def _final_checkpoint(self) -> bool:
+        for attempt in range(FINAL_SAVE_ATTEMPTS):
+            if attempt:
+                time.sleep(FINAL_SAVE_RETRY_S * attempt)
+            if self.checkpoint():
+                return True
+        log.error("the final checkpoint could not be saved (%s): no offset committed; the "
+                  "records since the last saved checkpoint will be read again at the next "
+                  "start", self.checkpointer.last_error or "dead letters not delivered")
+        if self.checkpointer.last_error is None:
+            self.checkpointer.last_error = "dead letters not delivered"
+        return False
+
+    def _notify(self, alarm: Alarm) -> None:
+        assert self.on_alarm is not None
+        try:
+            self.on_alarm(alarm)
+        except Exception:
+            log.exception("the on_alarm callback failed for an alarm of model %s", alarm.model)
+
+    def restore(self) -> None:
+        """Load the checkpoint into the monitors, positions and rejection counts (nothing
+        when there is none).
+
+        Raises :class:`~driftwatch.state.checkpoint.CheckpointError` when the file, or a monitor
+        state inside it, cannot be restored: nothing is half-loaded.
+        """
+        restore_checkpoint(self)
+
+    def _start(self, resources: ExitStack) -> Source[Record]:
+        return start(self, resources)
+
+    def _on_assigned(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        return resume_offsets(self, partitions)
+
+    def _restore_partitions(self, partitions: set[TopicPartition]) -> None:
+        restore_partitions(self, partitions)
+
+    def _on_revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
+        revoke_partitions(self, partitions, lost)
+
+    def _offset_reset(self, record: Record, expected: int) -> None:
+        key = (record.topic, record.partition, BEYOND_LOG_END)
+        self._offset_resets[key] = self._offset_resets.get(key, 0) + 1
+        log.error("%s[%d]: the log no longer reaches offset %d (the topic was recreated or "
+                  "truncated) and reading restarted at %d; its records are taken as new "
+                  "events: if they are old events produced again, they are counted twice",
+                  record.topic, record.partition, expected, record.offset)
+
+    def _reject(self, record: Record, rejected: Rejected) -> None:
+        if self.partitioned is not None and not self.partitioned.reject(
+                record.topic_partition, record.offset, rejected.reason):
+            return  # a replay after a restore: counted (and dead-lettered) before the save
+        self._rejected[rejected.reason] = self._rejected.get(rejected.reason, 0) + 1
+        now = self._clock()
+        if now - self._rejection_logged.get(rejected.reason, -float("inf")) \
+                >= REJECTION_LOG_INTERVAL_S:
+            self._rejection_logged[rejected.reason] = now
+            log.warning("rejected record %s[%d]@%d: %s (%s); %d so far for this reason",
+                        record.topic, record.partition, record.offset, rejected.reason,
+                        rejected.detail, self._rejected[rejected.reason])
+        if self.dead_letter is not None:
+            self.dead_letter.send(record, rejected)
+
+    def _update_readiness(self) -> None:
+        source = self.source
+        if source is None:
+            broker_ready = self.readiness.update(False)
+        elif not source.reachable:  # the outage began with the first failed request
+            broker_ready = self.readiness.update(False, source.reachability_changed_at)
+        else:
+            broker_ready = self.readiness.update(source.ready)
+        ready = broker_ready and not self.checkpointer.failing
+        if ready != self._ready:
+            self._ready = ready
+            self._publish_snapshot(force=True)  # driftwatch_ready agrees with /readyz
+
+    def _publish_snapshot(self, *, force: bool = False) -> None:
+        """Publish a fresh snapshot when one is due (at once with ``force``: readiness
+        changed, partitions came or went)."""
+        if not self.publisher.due(force=force):
+            return
+        source = self.source
+        monitors = self.monitors.snapshots()
+        self._comparison_snapshots = self.comparisons.snapshots()
+        # A forced publish (readiness changed) must not wait for a probe of a dead broker.
+        lag = source.lag(refresh=not force) if source is not None else {}
+        self.publisher.publish(
+            monitors, rejected=self._rejected, skipped=self._skipped, consumer_lag=lag,
+            ready=self._ready, operations=self._operations(lag),
+            join=self.join_shards.snapshot() if self.join_shards is not None else
+            None if self.delayed is None else self.delayed.snapshot())
+
+    def _operations(self, lag: Mapping[tuple[str, int], int]) -> Operations:
+        """The agent's view of itself for the snapshot: readiness and why not, saves,
+        commits, producers, offset resets, batch times."""
+        source, checkpointer = self.source, self.checkpointer
+        why: dict[str, str] = {}
+        if not self.readiness.ready:
+            problem = source.problem if source is not None else "the source is not started"
+            why["kafka"] = problem or "the brokers answer again; ready once they have for " \
+                "readiness.ready_after_seconds"
+        if checkpointer.failing:
+            why["checkpoint"] = (f"the last save failed ({checkpointer.last_error}); nothing "
+                                 "is committed until a save succeeds")
+        return Operations(
+            consumer_group=self.settings.kafka.group_id,
+            lag_seconds=lag_seconds(lag, self._last_timestamp_ms, self._wall_clock()),
+            not_ready=frozenset(why),
+            not_ready_why=why,
+            checkpoint_saves=checkpointer.saves,
+            checkpoint_save_failures=checkpointer.failures,
+            checkpoint_last_success_time=checkpointer.last_success_time,
+            checkpoint_save_seconds=checkpointer.last_save_seconds,
+            commits=source.commits if source is not None else 0,
+            commit_failures=source.commit_failures if source is not None else 0,
+            dead_letter_failures=self.dead_letter.failed if self.dead_letter else 0,
+            alarm_publish_failures=self.alarm_publisher.failed if self.alarm_publisher else 0,
+            broker_reconnects=source.reconnects if source is not None else 0,
+            offset_resets=self._offset_resets,
+            batch_seconds=self._batch_seconds.value(),
+            state_split_models=None if self.partitioned is None else len(
+                self.partitioned.split),
+        )

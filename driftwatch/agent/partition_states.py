@@ -1,0 +1,212 @@
+"""Which input partition each model belongs to, and what a replay after a restore skips.
+
+The agent's bookkeeping for the state topic (:mod:`driftwatch.state.topic`, whose module
+docstring gives the record layout and why it is exact): every model has a *home* partition
+(where its first event came from) under which its state is saved, and the set of partitions
+it took events from, whose offsets its record carries; after a restore, each model skips the
+records below the offset its state covers, and the rejection counts those below the
+partition's saved offset (and so do the counts of other models' records skipped by
+``events.only_models``). A model seen on more than one partition is counted in
+:attr:`PartitionStates.split`: it cannot be handed over exactly between replicas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from driftwatch.state.topic import Restored, TopicPartition
+
+__all__ = ["PartitionStates"]
+
+
+class PartitionStates:
+    """The agent's side of the state topic: which model lives where, and what to skip.
+
+    Tracks, per model, its home partition and the partitions it took events from; per
+    restored model and partition, the offset below which its records are already in its
+    state; per partition, the offset below which rejections are already counted and the
+    rejection counts. O(1) per record.
+    """
+
+    def __init__(self, shard_of: Callable[[TopicPartition], TopicPartition] = lambda tp: tp
+                 ) -> None:
+        self._shard_of = shard_of
+        """The join's shard of a partition (:class:`~driftwatch.agent.join_shards.JoinShards`):
+        a model whose events come from one shard's partitions is not split."""
+        self.homes: dict[str, TopicPartition] = {}
+        self.seen: dict[str, set[TopicPartition]] = {}
+        self._skip_below: dict[tuple[str, TopicPartition], int] = {}
+        self._rejected_below: dict[TopicPartition, int] = {}
+        self.rejected: dict[TopicPartition, dict[str, int]] = {}
+        self.skipped: dict[TopicPartition, int] = {}
+        """Per partition, its records skipped as other models' (``events.only_models``)."""
+        self.split: set[str] = set()
+        """Models seen on more than one partition, or restored elsewhere: not handed over
+        exactly (see the module docstring)."""
+        self._join_below: dict[TopicPartition, int] = {}
+        self._replaying: dict[TopicPartition, int] = {}
+        self._halves: dict[str, tuple[TopicPartition, int] | None] = {}
+        """Pending halves of pairs whose position decides a replay: None for one restored
+        pending in its join (below every offset a model covers), else where it was read."""
+
+    def take(self, model: str, tp: TopicPartition, offset: int) -> bool:
+        """Note an event of ``model`` at ``tp``/``offset``; False when its state already
+        holds it (a replay after a restore) and it must be skipped."""
+        below = self._skip_below.get((model, tp))
+        if below is not None:
+            if offset < below:
+                return False
+            del self._skip_below[(model, tp)]
+        self._see(model, tp, (tp,))
+        return True
+
+    def _see(self, model: str, tp: TopicPartition, partitions: Sequence[TopicPartition]
+             ) -> None:
+        self.homes.setdefault(model, tp)
+        seen = self.seen.setdefault(model, set())
+        if not seen.issuperset(partitions):
+            seen.update(partitions)
+            if len({self._shard_of(p) for p in seen}) > 1:
+                self.split.add(model)
+
+    def join_takes(self, tp: TopicPartition, offset: int) -> bool:
+        """False when the record at ``tp``/``offset`` is already in its restored join (a
+        replay after a restore): the join must not take it again."""
+        below = self._join_below.get(tp)
+        if below is not None:
+            if offset < below:
+                return False
+            del self._join_below[tp]
+        until = self._replaying.get(tp)
+        if until is not None and offset >= until:  # no model skips anything of tp any more
+            del self._replaying[tp]
+            if not self._replaying:
+                self._halves.clear()
+        return True
+
+    def pending_half(self, event_id: str, tp: TopicPartition, offset: int) -> None:
+        """Note a record now pending in the join, while its position matters: while models
+        restored from the state topic still skip records of ``tp``."""
+        if offset < self._replaying.get(tp, -1):
+            self._halves[event_id] = (tp, offset)
+
+    def take_pair(self, model: str, event_id: str, tp: TopicPartition, offset: int,
+                  partitions: Sequence[TopicPartition]) -> bool:
+        """Note a pair of ``model`` completed by the record at ``tp``/``offset`` in the join
+        shard of ``partitions``; False when the model's restored state holds it already.
+
+        The state was saved at one instant, so it holds the pair exactly when *both* halves
+        had been read then: both below the offsets it covers. Which half completes a pair
+        may differ in a replay (two topics interleave differently), so both are checked;
+        a half restored pending in the join was read before the join's save, which is never
+        after the model's (the join is written after the models).
+        """
+        known = event_id in self._halves
+        other = self._halves.pop(event_id, None)
+        other_held = known and (other is None or other[1] < self._skip_below.get(
+            (model, other[0]), -1))
+        if other_held and offset < self._skip_below.get((model, tp), -1):
+            return False
+        self._see(model, tp, partitions)
+        return True
+
+    def reject(self, tp: TopicPartition, offset: int, reason: str) -> bool:
+        """Count a rejection at ``tp``/``offset``; False when the restored counts hold it."""
+        below = self._rejected_below.get(tp)
+        if below is not None and offset < below:
+            return False
+        counts = self.rejected.setdefault(tp, {})
+        counts[reason] = counts.get(reason, 0) + 1
+        return True
+
+    def skip(self, tp: TopicPartition, offset: int) -> bool:
+        """Count another model's record at ``tp``/``offset`` as skipped; False when the
+        restored count holds it. Saved like the rejections, so that a restored replica's
+        ``driftwatch_events_skipped_total`` agrees with its siblings'."""
+        below = self._rejected_below.get(tp)
+        if below is not None and offset < below:
+            return False
+        self.skipped[tp] = self.skipped.get(tp, 0) + 1
+        return True
+
+    def payload(self, monitors: Mapping[str, Any], positions: Mapping[Any, int],
+                joins: Mapping[TopicPartition, tuple[Sequence[TopicPartition], Any]]
+                | None = None,
+                comparisons: Callable[[str], Mapping[str, Any]] | None = None
+                ) -> dict[str, Any]:
+        """A save of ``monitors`` (model → exported state), ``joins`` (shard → its
+        partitions and exported state), each model's ``comparisons`` (name → exported
+        state) and the partitions at ``positions`` (partition → next offset), for
+        :meth:`StateTopicStore.save`."""
+        models = {}
+        for model, state in monitors.items():
+            home = self.homes.get(model)
+            if home is None:
+                continue  # admitted but never fed (no event reached it): nothing to keep
+            covers = [(tp, positions[tp]) for tp in sorted(self.seen.get(model, {home}))
+                      if tp in positions]
+            models[model] = {"home": home, "covers": covers, "state": state}
+            compared = comparisons(model) if comparisons is not None else None
+            if compared:
+                models[model]["comparisons"] = dict(compared)
+        partitions = [(tuple(tp), {"offset": offset,
+                                   "rejected": dict(self.rejected.get(tp, {})),
+                                   "skipped": self.skipped.get(tp, 0)})
+                      for tp, offset in sorted(positions.items())]
+        shards = [{"home": shard, "state": state,
+                   "covers": [(tp, positions[tp]) for tp in tps if tp in positions]}
+                  for shard, (tps, state) in sorted((joins or {}).items())]
+        return {"models": models, "joins": shards, "partitions": partitions}
+
+    def restored(self, restored: Restored) -> None:
+        """Take over what :meth:`StateTopicStore.load` returned."""
+        for model, covers in restored.covers.items():
+            self.homes[model] = restored.homes[model]
+            self.seen[model] = set(covers)
+            if len({self._shard_of(tp) for tp in covers}) > 1:
+                self.split.add(model)
+            for tp, offset in covers.items():
+                if tp in restored.offsets and offset > restored.offsets[tp]:
+                    self._skip_below[(model, tp)] = offset
+                    self._replaying[tp] = max(self._replaying.get(tp, -1), offset)
+        for join_covers in restored.join_covers.values():
+            for tp, offset in join_covers.items():
+                if tp in restored.offsets and offset > restored.offsets[tp]:
+                    self._join_below[tp] = offset
+        for shard, state in restored.joins.items():
+            if any(tp in self._replaying for tp in restored.join_covers[shard]):
+                join = state.get("join", {})
+                for record in [*join.get("predictions", ()), *join.get("labels", ())]:
+                    self._halves[str(record[0])] = None
+        for tp, below in restored.rejected_below.items():
+            if below > restored.offsets[tp]:
+                self._rejected_below[tp] = below
+            self.rejected[tp] = dict(restored.rejected.get(tp, {}))
+            self.skipped[tp] = restored.skipped.get(tp, 0)
+        self.split |= restored.split
+
+    def drop(self, partitions: Collection[TopicPartition]
+             ) -> tuple[set[str], dict[str, int], int]:
+        """Forget ``partitions``: returns the models homed there (to drop from the monitors)
+        and the rejection and skip counts they held (to take off the agent's totals)."""
+        gone = {model for model, home in self.homes.items() if home in partitions}
+        for model in gone:
+            del self.homes[model]
+            self.seen.pop(model, None)
+            self.split.discard(model)
+        for key in [key for key in self._skip_below if key[1] in partitions]:
+            del self._skip_below[key]
+        for tp in partitions:
+            self._join_below.pop(tp, None)
+            self._replaying.pop(tp, None)
+        if not self._replaying:
+            self._halves.clear()
+        removed: dict[str, int] = {}
+        skipped = 0
+        for tp in partitions:
+            self._rejected_below.pop(tp, None)
+            for reason, count in self.rejected.pop(tp, {}).items():
+                removed[reason] = removed.get(reason, 0) + count
+            skipped += self.skipped.pop(tp, 0)
+        return gone, removed, skipped

@@ -1,0 +1,500 @@
+"""The metric families of one scrape, and how an agent snapshot fills them.
+
+:class:`Families` creates every family the agent exports, empty, and :meth:`Families.fill`
+adds the samples of one :class:`~driftwatch.sinks.snapshot.AgentSnapshot`; the collector
+(:class:`~driftwatch.sinks.prometheus.collector.SnapshotCollector`) builds one per scrape.
+
+Metrics (label sets in braces)::
+
+    driftwatch_events_processed_total{model}                    counter
+    driftwatch_events_rejected_total{reason}                    counter
+    driftwatch_events_skipped_total{reason}                     counter
+    driftwatch_measure{model,measure}                           gauge   raw value
+    driftwatch_measure_normalized{model,measure}                gauge   class-ratio-normalized
+    driftwatch_measure_threshold{model,measure}                 gauge   adjusted raw threshold
+    driftwatch_auc_standard_error{model}                        gauge   DeLong s.e. of window AUC
+    driftwatch_window_events{model,class}                       gauge   class = positive|negative
+    driftwatch_detector_state{model,measure,detector}           gauge   0 stable, 1 warning, 2 drift
+    driftwatch_alarms_total{model,measure,detector,level}       counter
+    driftwatch_false_alarm_budget_seconds{model}                gauge   one false alarm per ...
+    driftwatch_expected_false_alarms_per_month{model}           gauge   at the current traffic
+    driftwatch_block_duration_seconds{model}                    gauge   latest block, record time
+    driftwatch_record_time{model}                               gauge   1 events carry ts, 0 not
+    driftwatch_min_effect{model,measure}                        gauge   indifference zone
+    driftwatch_measure_estimated{model,measure} ...             gauge   estimate_families.py
+    driftwatch_last_event_timestamp_seconds{model}              gauge   event time (``ts``)
+    driftwatch_last_alarm_timestamp_seconds{model}              gauge   event time (``ts``)
+    driftwatch_last_processed_timestamp_seconds{model}          gauge   wall clock
+    driftwatch_auc_floor{model}                                 gauge   alert thresholds from
+    driftwatch_auc_max_drop{model}                              gauge     the settings'
+    driftwatch_no_events_seconds{model}                         gauge     ``alerts`` section
+    driftwatch_batch_labels{model}                              gauge     (1 or 0)
+    driftwatch_consumer_lag_records{topic,partition,group}      gauge
+    driftwatch_consumer_lag_seconds{topic,partition,group}      gauge   from record timestamps
+    driftwatch_ready                                            gauge   1 ready, 0 not
+    driftwatch_not_ready{reason}                                gauge   1 while it keeps /readyz 503
+    driftwatch_checkpoint_saves_total                           counter
+    driftwatch_checkpoint_save_failures_total                   counter
+    driftwatch_checkpoint_last_success_timestamp_seconds        gauge   Unix time
+    driftwatch_checkpoint_save_duration_seconds                 gauge   the last save's
+    driftwatch_state_split_models                               gauge   state topic only
+    driftwatch_commits_total                                    counter
+    driftwatch_commit_failures_total                            counter
+    driftwatch_dead_letter_failures_total                       counter
+    driftwatch_alarm_publish_failures_total                     counter
+    driftwatch_broker_reconnects_total                          counter
+    driftwatch_offset_resets_total{topic,partition,reason}      counter
+    driftwatch_batch_processing_seconds                         histogram  per polled batch
+    driftwatch_start_time_seconds                               gauge   Unix time
+    driftwatch_build_info{version,revision}                     gauge   always 1
+    driftwatch_scrape_dropped_series_total                      counter series left out
+    driftwatch_http_connections                                 gauge   open connections
+    driftwatch_http_connections_closed_total{reason}            counter evicted|refused|timeout
+
+Two choices shape the alert rules and dashboards:
+
+- **Undefined values are omitted, not exported as NaN.** A measure is undefined when its window
+  cannot define it (AUC with no positive or no negative, precision with no predicted positive),
+  and a threshold is undefined until the first sample. PromQL comparisons with NaN are false
+  either way, so ``driftwatch_measure < on(model, measure) driftwatch_measure_threshold`` does
+  not fire on an undefined window whichever is chosen; but one NaN poisons ``avg``, ``sum``,
+  ``avg_over_time`` and every recording rule built on them (an ``avg_over_time(...[15m]) < 0.7``
+  alert would stay silent for 15 minutes after a single undefined scrape), and Grafana shows
+  "NaN" in stat panels. An omitted sample is a gap: Prometheus marks the series stale, range
+  functions use the defined points, Grafana draws a gap and applies its "no data" handling.
+  "Why is AUC missing" stays answerable: ``driftwatch_window_events{class="positive"} == 0``,
+  or ``driftwatch_events_processed_total unless on(model) driftwatch_measure{measure="auc"}``.
+  Likewise a timestamp of something that has not happened yet (no event carried ``ts``, no
+  alarm so far) is omitted rather than exported as 0, which would read as "1970".
+- **Detector state is one ordinal gauge** (0 stable, 1 warning, 2 drift) rather than a
+  StateSet: the states are ordered by severity, so ``== 2``, ``>= 1`` and
+  ``max by (model) (driftwatch_detector_state)`` (the worst detector of a model) are one-liners,
+  a Grafana state-timeline panel maps the three values to colours, and it is one series per
+  detector instead of three. Drift is a one-step state (the detector restarts on its next
+  input, ``sample_every`` events later), so it can fall between two scrapes: alert on
+  ``increase(driftwatch_alarms_total{level="drift"}[5m]) > 0``. For that to catch the first
+  alarm the counter must exist before it, so every (measure, detector) with a detector gets its
+  ``warning`` and ``drift`` series, and every floored measure its ``threshold`` series, at 0.
+
+The alert thresholds (``alerts`` in the settings, per model with defaults) are exported as
+gauges next to the measures they judge, with the same labels, so that one rule set serves
+every model: ``driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor``.
+The rules then need no per-model constants, and a threshold changes with the settings file,
+not with the rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
+
+from driftwatch.sinks.prometheus.budget_families import BudgetFamilies
+from driftwatch.sinks.prometheus.estimate_families import EstimateFamilies
+from driftwatch.sinks.snapshot import NOT_READY_REASONS, AgentSnapshot
+from driftwatch.version import __version__, revision
+
+if TYPE_CHECKING:
+    # Only for annotations: the exporter reads attributes, so it does not need the core's
+    # detector modules loaded to be imported.
+    from driftwatch.core.monitor import Snapshot
+    from driftwatch.settings import AlertThresholds
+
+__all__ = ["DETECTOR_STATE_CODES", "Families"]
+
+DETECTOR_STATE_CODES: Mapping[str, int] = MappingProxyType({"stable": 0, "warning": 1, "drift": 2})
+"""The value of ``driftwatch_detector_state`` for each detector state, ordered by severity."""
+
+_DETECTOR_LEVELS = ("warning", "drift")
+"""Alarm levels a detector can raise; their counters are exported at 0 before the first one."""
+
+_THRESHOLD = "threshold"
+"""Detector name and level of a floor crossing (see :class:`driftwatch.core.monitor.Watch`)."""
+
+
+class Families:
+    """The metric families of one scrape, created empty; :meth:`fill` adds the samples."""
+
+    def __init__(self) -> None:
+        self.processed = CounterMetricFamily(
+            "driftwatch_events_processed_total",
+            "Events taken into the model's monitor (kept across restarts by the checkpoint).",
+            labels=("model",),
+        )
+        self.rejected = CounterMetricFamily(
+            "driftwatch_events_rejected_total",
+            "Records rejected before reaching a monitor, by reason.",
+            labels=("reason",),
+        )
+        self.skipped = CounterMetricFamily(
+            "driftwatch_events_skipped_total",
+            "Well-formed records left out on purpose, by reason (unwatched_model: not one of "
+            "the settings' events.only_models); not errors.",
+            labels=("reason",),
+        )
+        self.measure = GaugeMetricFamily(
+            "driftwatch_measure",
+            "Measure over the model's window, raw; absent while undefined "
+            "(e.g. AUC without both classes).",
+            labels=("model", "measure"),
+        )
+        self.normalized = GaugeMetricFamily(
+            "driftwatch_measure_normalized",
+            "Measure normalized for the window's class ratio: share of all confusion matrices "
+            "at this P:N scoring at most the raw value; absent while undefined.",
+            labels=("model", "measure"),
+        )
+        self.threshold = GaugeMetricFamily(
+            "driftwatch_measure_threshold",
+            "Raw threshold equivalent to the measure's normalized floor at the current class "
+            "ratio; compare with driftwatch_measure.",
+            labels=("model", "measure"),
+        )
+        self.auc_standard_error = GaugeMetricFamily(
+            "driftwatch_auc_standard_error",
+            "DeLong standard error of the window AUC at the window's P and N; "
+            "driftwatch_measure{measure=\"auc\"} + 2 * this < floor means significantly "
+            "below the floor. Absent while undefined.",
+            labels=("model",),
+        )
+        self.window = GaugeMetricFamily(
+            "driftwatch_window_events",
+            "Events in the model's window, by true class.",
+            labels=("model", "class"),
+        )
+        self.detector_state = GaugeMetricFamily(
+            "driftwatch_detector_state",
+            "Detector state after its latest input: 0 stable, 1 warning, 2 drift "
+            "(drift only with an alarm, until the detector's next input).",
+            labels=("model", "measure", "detector"),
+        )
+        self.alarms = CounterMetricFamily(
+            "driftwatch_alarms_total",
+            "Alarms raised: detector warnings and drifts, and floor crossings "
+            '(detector="threshold").',
+            labels=("model", "measure", "detector", "level"),
+        )
+        self.budget = BudgetFamilies()
+        self.estimate = EstimateFamilies()
+        self.last_event = GaugeMetricFamily(
+            "driftwatch_last_event_timestamp_seconds",
+            "Event time (ts) of the model's latest event that carried one, Unix seconds.",
+            labels=("model",),
+        )
+        self.last_alarm = GaugeMetricFamily(
+            "driftwatch_last_alarm_timestamp_seconds",
+            "Event time (ts) of the event that raised the model's latest alarm, Unix seconds.",
+            labels=("model",),
+        )
+        self.last_processed = GaugeMetricFamily(
+            "driftwatch_last_processed_timestamp_seconds",
+            "Wall-clock time the agent last processed an event of the model (or started, for "
+            "a model restored from the checkpoint and silent since), Unix seconds.",
+            labels=("model",),
+        )
+        self.auc_floor = GaugeMetricFamily(
+            "driftwatch_auc_floor",
+            "Alert threshold from the settings (alerts): AUC below this fires the AUC floor "
+            "alerts.",
+            labels=("model",),
+        )
+        self.auc_max_drop = GaugeMetricFamily(
+            "driftwatch_auc_max_drop",
+            "Alert threshold from the settings (alerts): largest AUC drop below the model's "
+            "6-hour average that is not an alert.",
+            labels=("model",),
+        )
+        self.no_events_seconds = GaugeMetricFamily(
+            "driftwatch_no_events_seconds",
+            "Alert threshold from the settings (alerts): seconds without events before the "
+            "no-events alert fires.",
+            labels=("model",),
+        )
+        self.batch_labels = GaugeMetricFamily(
+            "driftwatch_batch_labels",
+            "1 when the settings (alerts) mark the model's labels as arriving in batches: "
+            "no paging no-events alert for it.",
+            labels=("model",),
+        )
+        self.lag = GaugeMetricFamily(
+            "driftwatch_consumer_lag_records",
+            "Records between the consumer's position and the end of the partition.",
+            labels=("topic", "partition", "group"),
+        )
+        self.lag_seconds = GaugeMetricFamily(
+            "driftwatch_consumer_lag_seconds",
+            "0 when caught up, else the age of the last processed record's timestamp: how "
+            "far behind the producers the monitors are.",
+            labels=("topic", "partition", "group"),
+        )
+        self.ready = GaugeMetricFamily(
+            "driftwatch_ready",
+            "1 when the agent is ready (partitions assigned, state restored), else 0.",
+        )
+        self.not_ready = GaugeMetricFamily(
+            "driftwatch_not_ready",
+            "1 while this reason keeps /readyz at 503: kafka (broker unreachable, or no "
+            "partition) or checkpoint (saves failing, so nothing is committed).",
+            labels=("reason",),
+        )
+        self.saves = CounterMetricFamily(
+            "driftwatch_checkpoint_saves",
+            "Checkpoints saved (monitor state with the offsets it covers).",
+        )
+        self.save_failures = CounterMetricFamily(
+            "driftwatch_checkpoint_save_failures",
+            "Checkpoint saves that failed (disk full, permission denied, ...); each retry "
+            "counts. No offset is committed until a save succeeds.",
+        )
+        self.last_save = GaugeMetricFamily(
+            "driftwatch_checkpoint_last_success_timestamp_seconds",
+            "When the last checkpoint save succeeded, Unix seconds.",
+        )
+        self.save_seconds = GaugeMetricFamily(
+            "driftwatch_checkpoint_save_duration_seconds",
+            "How long the last successful checkpoint save took (export, write, fsync).",
+        )
+        self.commits = CounterMetricFamily(
+            "driftwatch_commits",
+            "Offset commits to the consumer group (each follows a checkpoint save).",
+        )
+        self.commit_failures = CounterMetricFamily(
+            "driftwatch_commit_failures",
+            "Offset commits that failed; the next save's commit carries newer offsets.",
+        )
+        self.dead_letter_failures = CounterMetricFamily(
+            "driftwatch_dead_letter_failures",
+            "Rejected records the dead-letter producer could not deliver.",
+        )
+        self.alarm_failures = CounterMetricFamily(
+            "driftwatch_alarm_publish_failures",
+            "Alarms the alarms-topic producer could not deliver.",
+        )
+        self.reconnects = CounterMetricFamily(
+            "driftwatch_broker_reconnects",
+            "Returns of the Kafka broker after it was unreachable.",
+        )
+        self.offset_resets = CounterMetricFamily(
+            "driftwatch_offset_resets",
+            "Times a partition's reading position jumped back because the log no longer "
+            "reached the checkpoint's offset (reason beyond_log_end: recreated or truncated).",
+            labels=("topic", "partition", "reason"),
+        )
+        self.batch_seconds = HistogramMetricFamily(
+            "driftwatch_batch_processing_seconds",
+            "Time to process one polled batch (decode, monitors, alarms), seconds.",
+        )
+        self.split_models = GaugeMetricFamily(
+            "driftwatch_state_split_models",
+            "Models whose events arrive on more than one input partition: the state topic "
+            "cannot hand them over exactly between replicas (key records by model). Only "
+            "with checkpoint.backend kafka.",
+        )
+        self.start_time = GaugeMetricFamily(
+            "driftwatch_start_time_seconds",
+            "When the agent started, Unix seconds.",
+        )
+        self.build = InfoMetricFamily(
+            "driftwatch_build",
+            "driftwatch version and source revision (or unknown); the value is always 1.",
+        )
+        self.dropped = CounterMetricFamily(
+            "driftwatch_scrape_dropped_series",
+            "Series left out of scrapes because they could not be encoded (e.g. a model id "
+            "that is not valid UTF-8) or built; the rest of each scrape is served.",
+        )
+        self.dropped_now = 0
+        """Series left out of this scrape (the collector adds them to its running total)."""
+        self.dropped_models: list[str] = []
+        self._known_labels: set[str] = set()
+
+    def all(self) -> list[Metric]:
+        return [
+            self.processed, self.rejected, self.measure, self.normalized, self.threshold,
+            self.auc_standard_error, self.window, self.detector_state, self.alarms,
+            *self.budget.all(), *self.estimate.all(), self.last_event, self.last_alarm,
+            self.last_processed, self.auc_floor, self.auc_max_drop, self.no_events_seconds,
+            self.batch_labels, self.lag, self.lag_seconds, self.ready, self.not_ready, self.saves,
+            self.save_failures, self.last_save, self.save_seconds, self.commits,
+            self.commit_failures, self.dead_letter_failures, self.alarm_failures, self.reconnects,
+            self.offset_resets, self.batch_seconds, self.split_models, self.start_time, self.build,
+            self.dropped, self.skipped,
+        ]
+
+    def fill(self, agent: AgentSnapshot,
+             thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
+        for snap in agent.monitors:
+            alert = thresholds(snap.model) if thresholds is not None else None
+            samples = self._model_samples(snap, agent.last_processed.get(snap.model), alert)
+            self._add_all(samples, snap.model)
+        self._add_all(
+            ((self.rejected, (reason,), count) for reason, count in sorted(agent.rejected.items())),
+            None,
+        )
+        self._add_all(
+            ((self.skipped, (reason,), count) for reason, count in sorted(agent.skipped.items())),
+            None,
+        )
+        ops = agent.operations
+        group = ops.consumer_group
+        self._add_all(
+            ((self.lag, (topic, str(partition), group), lag)
+             for (topic, partition), lag in sorted(agent.consumer_lag.items())),
+            None,
+        )
+        self._add_all(
+            ((self.lag_seconds, (topic, str(partition), group), seconds)
+             for (topic, partition), seconds in sorted(ops.lag_seconds.items())),
+            None,
+        )
+        self._add_all(
+            ((self.offset_resets, (topic, str(partition), reason), count)
+             for (topic, partition, reason), count in sorted(ops.offset_resets.items())),
+            None,
+        )
+        self.ready.add_metric([], 1.0 if agent.ready else 0.0)
+        for reason in NOT_READY_REASONS:
+            self.not_ready.add_metric([reason], 1.0 if reason in ops.not_ready else 0.0)
+        self.saves.add_metric([], ops.checkpoint_saves)
+        self.save_failures.add_metric([], ops.checkpoint_save_failures)
+        if ops.checkpoint_last_success_time is not None:
+            self.last_save.add_metric([], ops.checkpoint_last_success_time)
+        if ops.checkpoint_save_seconds is not None:
+            self.save_seconds.add_metric([], ops.checkpoint_save_seconds)
+        self.commits.add_metric([], ops.commits)
+        self.commit_failures.add_metric([], ops.commit_failures)
+        self.dead_letter_failures.add_metric([], ops.dead_letter_failures)
+        self.alarm_failures.add_metric([], ops.alarm_publish_failures)
+        self.reconnects.add_metric([], ops.broker_reconnects)
+        self.batch_seconds.add_metric(
+            [], [(_bound(bound), count) for bound, count in ops.batch_seconds.buckets],
+            ops.batch_seconds.sum)
+        if ops.state_split_models is not None:
+            self.split_models.add_metric([], ops.state_split_models)
+        self.start_time.add_metric([], agent.started_time)
+        self.build.add_metric([], {"version": __version__, "revision": revision()})
+
+    def _add_all(self, samples: Iterable[_Sample], model: str | None) -> None:
+        """Add ``samples``: each one whose labels or value cannot be encoded is counted and
+        left out, and when ``model`` is given, one bad sample (or an error while building
+        them) leaves out all of that model's series: a model is shown whole or not at all."""
+        built: list[_Sample] = []
+        try:
+            built.extend(samples)
+        except Exception:
+            if model is None:
+                raise
+            self._drop_model(model, len(built) + 1)  # the rest is unknown: at least one more
+            return
+        good = [sample for sample in built if _encodable(sample, self._known_labels)]
+        if len(good) < len(built) and model is not None:
+            self._drop_model(model, len(built))
+            return
+        self.dropped_now += len(built) - len(good)
+        for family, labels, value in good:
+            family.add_metric(list(labels), value)
+
+    def _drop_model(self, model: str, series: int) -> None:
+        self.dropped_now += series
+        self.dropped_models.append(model)
+
+    def _monitor_samples(self, snap: Snapshot) -> Iterator[_Sample]:
+        model = snap.model
+        yield self.processed, (model,), snap.events
+        yield from _defined(self.measure, model, snap.values)
+        yield from _defined(self.normalized, model, snap.normalized)
+        yield from _defined(self.threshold, model, snap.thresholds)
+        if snap.auc_standard_error == snap.auc_standard_error:  # omitted when NaN
+            yield self.auc_standard_error, (model,), snap.auc_standard_error
+        yield self.window, (model, "positive"), snap.positives
+        yield self.window, (model, "negative"), snap.negatives
+        for (measure, detector), state in sorted(snap.detector_states.items()):
+            code = DETECTOR_STATE_CODES.get(state)
+            if code is None:  # not a state the core produces; never guess a severity
+                continue
+            yield self.detector_state, (model, measure, detector), code
+        for (measure, detector, level), count in _alarm_counts(snap):
+            yield self.alarms, (model, measure, detector, level), count
+        if snap.budget is not None:
+            yield from self.budget.samples(model, snap.budget)
+        if snap.estimate is not None:
+            yield from self.estimate.samples(model, snap.estimate)
+        if snap.last_event_time is not None:
+            yield self.last_event, (model,), snap.last_event_time
+        if snap.last_alarm_time is not None:
+            yield self.last_alarm, (model,), snap.last_alarm_time
+
+    def _model_samples(self, snap: Snapshot, last_processed: float | None,
+                       alert: AlertThresholds | None) -> Iterator[_Sample]:
+        """Every series of one model: the monitor's, when it last processed an event, and
+        its alert thresholds (when the collector has them)."""
+        yield from self._monitor_samples(snap)
+        model = snap.model
+        if last_processed is not None:
+            yield self.last_processed, (model,), last_processed
+        if alert is not None:
+            yield self.auc_floor, (model,), alert.auc_floor
+            yield self.auc_max_drop, (model,), alert.auc_max_drop
+            yield self.no_events_seconds, (model,), alert.no_events_seconds
+            yield self.batch_labels, (model,), 1.0 if alert.batch_labels else 0.0
+
+
+def _bound(bound: float) -> str:
+    return "+Inf" if bound == math.inf else repr(bound)
+
+
+_Sample = tuple[CounterMetricFamily | GaugeMetricFamily, tuple[str, ...], float]
+"""One sample before it is added: its family, label values and value."""
+
+
+def _encodable(sample: _Sample, known: set[str]) -> bool:
+    """Whether the exposition can write ``sample``: label values that are strings encodable
+    as UTF-8 (a lone surrogate is not) and a value that is a real number. ``known`` holds
+    label values already found encodable in this scrape (they repeat: measure and detector
+    names), so each distinct one is encoded once."""
+    _, labels, value = sample
+    for label in labels:
+        if label in known:
+            continue
+        if type(label) is not str:
+            return False
+        try:
+            label.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        known.add(label)
+    if type(value) in (float, int):
+        return True
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _defined(family: GaugeMetricFamily, model: str, values: Mapping[str, float]
+             ) -> Iterator[_Sample]:
+    for measure, value in sorted(values.items()):
+        if value == value:  # NaN is the only value unequal to itself: undefined, omitted
+            yield family, (model, measure), value
+
+
+def _alarm_counts(snap: Snapshot) -> Iterable[tuple[tuple[str, str, str], int]]:
+    """The snapshot's alarm counts, plus a 0 for every alarm its watches could still raise."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for measure, detector in snap.detector_states:
+        for level in _DETECTOR_LEVELS:
+            counts[(measure, detector, level)] = 0
+    for measure in snap.thresholds:
+        counts[(measure, _THRESHOLD, _THRESHOLD)] = 0
+    counts.update(snap.alarms)
+    return sorted(counts.items())

@@ -1,0 +1,510 @@
+"""The monitors' state in a compacted Kafka topic, restored by whoever owns an input partition.
+
+State lives where the input lives. When a replica dies, a Pod is replaced or the group
+rebalances, the new owner of an input partition reads that partition's monitors from the
+state topic and resumes at the matching offset, as a Kafka Streams task restores its store
+from its changelog; no window is lost and nothing needs a disk.
+
+Records (key and value are JSON; the key's first element says what the record is):
+
+- ``["p", topic, partition]`` → ``{"offset": next_offset, "rejected": {reason: count},
+  "skipped": count}``: the input partition's *meta* record: the first offset not reflected
+  in the saved state, and the rejection counts and the count of other models' records
+  skipped (``events.only_models``) among the partition's records below it.
+- ``["m", topic, partition, model]`` → ``{"covers": {"topic:partition": next_offset, ...},
+  "state": Monitor.export_state()}``: one model's monitor, stored under its *home*
+  partition (the one its first event came from), with, per input partition it took events
+  from, the first offset its state does not reflect. A state larger than ``max_record_bytes``
+  is cut into ``["c", topic, partition, model, save, i]`` chunk records and the ``m`` record
+  says ``{"covers": ..., "save": save, "chunks": n}``; the chunks of the save before are
+  deleted (tombstones) once the new ``m`` record is written, so compaction keeps the topic at
+  about one copy of the state. The model's champion/challenger comparisons ride along
+  (``"comparisons": {name: state}``): they take exactly the records its monitor takes.
+- ``["j", topic, partition, ""]`` → ``{"covers": ..., "state": DelayedLabels.export_state()}``
+  (or chunks, as for a model): with ``join``, one join *shard*'s pending predictions and
+  labels, watermarks, recently joined ids, label-free watches and counts, stored under the
+  shard's first partition (:mod:`driftwatch.agent.join_shards`), with the offsets it covers.
+
+One record per model (or per chunk) keeps every record under the broker's message size limit
+whatever the number of models, and lets a new owner read only what it needs to restore.
+
+**Exact without transactions.** A save writes every owned model's record, then each owned
+partition's meta record, acks=all, and flushes; only then are the offsets committed (so a
+committed offset never passes durable state, as with the file). A crash can interrupt a save
+anywhere, leaving some models at the new save's offsets and the rest at the previous one's.
+Every ``m`` record is in itself consistent (a state and the offsets it covers), so the restore
+does not need the save to be atomic: it resumes each partition at the *smallest* offset any of
+its records covers (the meta's and every restored model's), and while replaying each model
+skips the records below its own covered offset, and the rejection counts skip those below the
+meta's. A partition that has no meta record yet (its first save was interrupted) restores
+nothing: its model records are ignored and it starts like a partition never saved
+(``kafka.auto_offset_reset``), as a crash before the first file checkpoint does. Records
+written by a member that lost its partitions without noticing (a zombie) are consistent pairs
+too, so they cannot break exactness either; they can only move the resume point back.
+
+**The join** adds one rule: a save writes its join records after its model records (and
+before the metas). So every join record on the topic is from a save no later than any model
+record's, and what a join covers is never past what a model covers. While replaying, a shard's
+join skips the records below its covered offsets (its state holds them, and every pair they
+completed is in its model's state too, which covers more), and a pair completed in the replay
+enters its model unless *both* halves are below the offsets the model covers: the model's
+state was taken at one instant, so it holds a pair exactly when both halves had been read
+by then. Checking both halves, not the one that completed the pair, keeps this exact when two
+topics interleave differently in the replay (the other half completes the pair then). A half
+restored pending in the join was read before the join's save, so below what every model
+covers. Hence after a crash anywhere in a save no pending prediction is lost and no label is
+joined twice; ``tests/state/test_topic_join.py`` cuts a save after each of its records.
+
+**Several writers: whole-stream sidecars.** With ``kafka.assignment: all_partitions`` every
+replica of a model reads every partition and saves every partition, so all of them write
+the same keys, interleaved as their saves happen to be. That is the zombie case made
+normal, and exact for the same reason: the last record per key, whoever wrote it, is a
+state together with the offsets it covers (an ``m`` record) or rejection counts together
+with the offset below which they count (a ``p`` record), and the replicas compute the same
+deterministic function of the same log, so any replica's record is the state *this* replica
+would have at those offsets. A restore takes whichever records are last, resumes each
+partition at the smallest offset among them, and each model skips what its own record
+covers: a replica replaced with an empty disk continues exactly where the record it
+restored left off, and re-reads the rest. Chunks are safe too: each save's chunks have a
+fresh save id, and a writer deletes only chunks of a save whose ``m`` record it has already
+replaced by its own. Two conditions: the writers must share their settings (monitoring,
+events; a rollout that changes them restores the old state into the new settings, as any
+restart does), and they must watch the same models, since the set of model records and the
+rejection counts (``too_many_models`` counts watched models only) depend on
+``events.only_models``; the default topic name includes a digest of that filter, so agents
+with different filters never share a topic. A model whose events arrive on several
+partitions can have a different home on each replica (the partition its first polled event
+came from), so its records exist under several homes, and one whose writer is gone is never
+overwritten; a restore takes the one covering the most (each is a consistent pair) and
+resumes where that one says, not at a forgotten writer's older offsets. Not with the join:
+its rule above needs every join record to be no later than every model record, which holds
+for one writer's saves but not across writers, so whole-stream agents with ``join`` keep the
+file (``checkpoint.backend`` auto picks it; kafka is refused).
+
+**A model whose events arrive on several partitions** (records not keyed by model) cannot be
+handed over exactly: its monitor mixes partitions different replicas may own. Its state is
+stored under its home partition with the offsets of every partition it saw: a replica owning
+all of them restores it exactly; one that gets another partition without the home starts a
+second, partial monitor (counted: ``driftwatch_state_split_models``). Key records by model.
+
+Reading: :meth:`StateTopicStore.load` reads the whole topic to its end (no group) and keeps
+the last record per key: the broker compacts when it likes, not before a restore. Its cost is
+the size of the uncompacted topic (``benchmarks/state_topic.py``). Brokers: docs/brokers.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import kafka.errors as kafka_errors  # type: ignore[import-untyped]
+from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
+from kafka import TopicPartition as _KafkaTopicPartition
+from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
+from kafka.errors import KafkaError  # type: ignore[unused-ignore]
+
+from driftwatch.kafka.client_quirks import never_create_topics  # a restore creates no topic
+from driftwatch.kafka.first_contact import state_topic_refused
+from driftwatch.state.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.state.topic_policy import TOPIC_CONFIG, create_or_check
+from driftwatch.state.topic_records import dumps as _dumps
+from driftwatch.state.topic_records import key as _key
+from driftwatch.state.topic_records import loads as _loads
+from driftwatch.state.topic_records import parse_key as _parse_key
+
+__all__ = ["TOPIC_CONFIG", "Restored", "StateSaveError", "StateTopicStore",
+           "StateTopicUnavailable"]
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]  # (topic, partition); the agent's NamedTuple is one
+
+_PRODUCER_OVERHEAD = 64 * 1024
+"""Room above ``max_record_bytes`` in the producer's request size for the key and headers."""
+
+
+class StateSaveError(OSError):
+    """A save to the state topic failed (broker unreachable, a record refused, a timeout).
+    An ``OSError``, as a failed file save is: retried with backoff, counted, nothing committed
+    meanwhile."""
+
+
+class StateTopicUnavailable(OSError):
+    """The state topic could not be read to its end (broker unreachable, a fetch failing or
+    no data for ``request_timeout_s``): nothing was restored. An ``OSError``, unlike the
+    :class:`~driftwatch.state.checkpoint.CheckpointError` of a state that cannot be used: the
+    agent stops with a failure and is restarted, rather than refusing its state."""
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """What the state topic holds for a set of input partitions.
+
+    Attributes:
+        offsets: per restored partition, where to resume: the smallest offset its meta
+            record or any restored model covers. Partitions without a meta record are absent.
+        monitors: model → monitor state, for the models whose home is a restored partition.
+        covers: model → {partition: first offset its state does not reflect}.
+        homes: model → its home partition.
+        rejected_below: per restored partition, the meta's offset: rejections below it are
+            already in ``rejected``.
+        rejected: per restored partition, the saved rejection counts.
+        skipped: per restored partition, the saved count of other models' records skipped.
+        split: models stored under a partition not being restored whose state covers one
+            that is: their events on these partitions go to a new, partial monitor.
+        joins: per restored shard (its first input partition), the join's state
+            (:class:`~driftwatch.agent.join_shards.JoinShards`).
+        join_covers: per restored shard, {partition: first offset its join lacks}.
+        comparisons: the comparisons' states (by name) saved with the restored models.
+    """
+
+    offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    monitors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    covers: dict[str, dict[TopicPartition, int]] = field(default_factory=dict)
+    homes: dict[str, TopicPartition] = field(default_factory=dict)
+    rejected_below: dict[TopicPartition, int] = field(default_factory=dict)
+    rejected: dict[TopicPartition, dict[str, int]] = field(default_factory=dict)
+    split: frozenset[str] = frozenset()
+    joins: dict[TopicPartition, dict[str, Any]] = field(default_factory=dict)
+    join_covers: dict[TopicPartition, dict[TopicPartition, int]] = field(default_factory=dict)
+    comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: dict[TopicPartition, int] = field(default_factory=dict)
+
+
+class StateTopicStore:
+    """Saves the monitors of owned input partitions to a compacted topic; restores them.
+
+    Parameters:
+        client_config: connection and security options for kafka-python clients (bootstrap
+            servers, SASL, TLS), as the agent's producers get them.
+        topic: the state topic; created with ``cleanup.policy=compact`` by
+            :meth:`ensure_topic` when missing.
+        partitions: the state topic's partition count when it is created (records are spread
+            by key; a restore reads all of them).
+        replication_factor: the topic's replication factor when it is created; -1 leaves it to
+            the broker's ``default.replication.factor``.
+        max_record_bytes: largest record value written; a bigger model state is chunked. Keep
+            it below the broker's ``message.max.bytes`` (1 MiB by default).
+        request_timeout_s: bound on each blocking step (create, flush, a restore's fetches
+            waiting for data).
+
+    A save is: every model's record, then every partition's meta record, acks=all, flushed;
+    :class:`StateSaveError` when anything was not acknowledged. See the module docstring for
+    why that is exact without transactions.
+    """
+
+    def __init__(self, client_config: Mapping[str, Any], topic: str, *, partitions: int = 1,
+                 replication_factor: int = -1, max_record_bytes: int = 512 * 1024,
+                 request_timeout_s: float = 5.0) -> None:
+        if not topic:
+            raise ValueError("topic must be a non-empty topic name")
+        if max_record_bytes < 1024:
+            raise ValueError(f"max_record_bytes must be >= 1024, got {max_record_bytes}")
+        self.client_config = dict(client_config)
+        self.topic = topic
+        self.partitions = partitions
+        self.replication_factor = replication_factor
+        self.max_record_bytes = max_record_bytes
+        self.request_timeout_s = request_timeout_s
+        self._producer: Any = None
+        self._chunk_saves: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
+        """(home, model) → (save id, chunk count) of the chunks last written, to delete them
+        when they are replaced."""
+        self._topic_ready = False
+        self.last_save_bytes = 0
+        """Bytes of record values (and keys) the last save wrote."""
+        self.last_save_records = 0
+
+    # -- topic ------------------------------------------------------------------------------
+
+    def ensure_topic(self) -> bool:
+        """Create the topic (compacted) when it is missing; True when this call created it.
+        One that exists needs no CREATE permission, and is refused when not compacted
+        (:func:`~driftwatch.state.topic_policy.create_or_check`, which says what raises).
+
+        Raises:
+            StateSaveError: the broker could not be asked or refused the topic.
+        """
+        timeout_ms = int(self.request_timeout_s * 1000)
+        try:
+            admin = KafkaAdminClient(**self.client_config, request_timeout_ms=timeout_ms,
+                                     bootstrap_timeout_ms=timeout_ms)
+        except KafkaError as error:
+            raise StateSaveError(f"state topic {self.topic}: cannot reach the broker: "
+                                 f"{error}") from error
+        try:
+            created = create_or_check(admin, self.topic, partitions=self.partitions,
+                                      replication_factor=self.replication_factor,
+                                      timeout_ms=timeout_ms)
+        except KafkaError as error:
+            raise StateSaveError(f"cannot create state topic {self.topic} "
+                                 f"(cleanup.policy=compact): {error}") from error
+        finally:
+            admin.close()
+        self._topic_ready = True
+        if created:
+            log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
+                     self.topic, self.partitions)
+        return created
+
+    # -- save -------------------------------------------------------------------------------
+
+    def save(self, payload: Mapping[str, Any]) -> None:
+        """Write one save: ``payload`` is what
+        :meth:`~driftwatch.agent.partition_states.PartitionStates.payload` builds.
+
+        Raises:
+            StateSaveError: a record was not acknowledged by all in-sync replicas within
+                ``request_timeout_s``; what was written is consistent (module docstring).
+            BrokerRefused: the brokers refuse the agent's principal WRITE (or CREATE) on the
+                topic: retrying cannot help.
+        """
+        if not self._topic_ready:
+            self.ensure_topic()
+        chunked: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
+        records = list(self._records(payload, chunked))
+        producer = self._connect()
+        futures = []
+        written = 0
+        try:
+            for key, value in records:
+                futures.append(producer.send(self.topic, key=key, value=value))
+                written += len(key) + (len(value) if value is not None else 0)
+            producer.flush(timeout=self.request_timeout_s)
+            for future in futures:
+                future.get(timeout=self.request_timeout_s)
+        except kafka_errors.AuthorizationError as error:
+            raise state_topic_refused(self.topic, "WRITE", error) from error
+        except (KafkaError, ValueError, TypeError) as error:
+            raise StateSaveError(f"saving to state topic {self.topic}: "
+                                 f"{type(error).__name__}: {error}") from error
+        for model, saved in payload["models"].items():
+            self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), model), None)
+        for saved in payload.get("joins", ()):
+            self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), ""), None)
+        self._chunk_saves.update(chunked)
+        self.last_save_bytes, self.last_save_records = written, len(records)
+
+    def _records(self, payload: Mapping[str, Any],
+                 chunked: dict[tuple[TopicPartition, str], tuple[str, int]]
+                 ) -> Iterator[tuple[bytes, bytes | None]]:
+        """The save's records, in order; ``chunked`` gets the chunks written per model."""
+        # Models first, then the joins, metas last: a join's record is written only after
+        # the models its pairs went to, a meta only after the states it vouches for.
+        entries = [("m", saved["home"], model, saved)
+                   for model, saved in payload["models"].items()]
+        entries += [("j", saved["home"], "", saved)
+                    for saved in payload.get("joins", ())]
+        for kind, (home_topic, home_partition), name, saved in entries:
+            home: TopicPartition = (home_topic, home_partition)
+            document = {"covers": encode_offsets(dict(saved["covers"])),
+                        "state": saved["state"]}
+            if saved.get("comparisons"):
+                document["comparisons"] = saved["comparisons"]
+            value = _dumps(document)
+            if len(value) <= self.max_record_bytes:
+                yield _key(kind, *home, name), value
+            else:
+                save = uuid.uuid4().hex[:12]
+                pieces = [value[i:i + self.max_record_bytes]
+                          for i in range(0, len(value), self.max_record_bytes)]
+                for index, piece in enumerate(pieces):
+                    yield _key("c", *home, name, save, index), piece
+                yield _key(kind, *home, name), _dumps({
+                    "covers": encode_offsets(dict(saved["covers"])), "save": save,
+                    "chunks": len(pieces)})
+                chunked[(home, name)] = (save, len(pieces))
+            # The chunks this record replaces are deleted after it (tombstones).
+            previous = self._chunk_saves.get((home, name))
+            if previous is not None:
+                old_save, count = previous
+                for index in range(count):
+                    yield _key("c", *home, name, old_save, index), None
+        for tp, meta in payload["partitions"]:
+            yield _key("p", *tp), _dumps({"offset": meta["offset"],
+                                         "rejected": meta["rejected"],
+                                         "skipped": meta.get("skipped", 0)})
+
+    def _connect(self) -> Any:
+        if self._producer is None:
+            timeout_ms = int(self.request_timeout_s * 1000)
+            try:
+                self._producer = KafkaProducer(
+                    **self.client_config, acks="all", linger_ms=5,
+                    max_request_size=self.max_record_bytes + _PRODUCER_OVERHEAD,
+                    max_block_ms=timeout_ms, bootstrap_timeout_ms=timeout_ms,
+                    request_timeout_ms=timeout_ms)
+            except KafkaError as error:
+                raise StateSaveError(f"state topic {self.topic}: cannot create a producer: "
+                                     f"{error}") from error
+        return self._producer
+
+    def close(self) -> None:
+        """Close the producer (bounded by ``request_timeout_s``)."""
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            try:
+                producer.close(timeout=self.request_timeout_s)
+            except KafkaError as error:
+                log.warning("closing the state topic producer: %s", error)
+
+    # -- restore ----------------------------------------------------------------------------
+
+    def load(self, partitions: Collection[TopicPartition]) -> Restored:
+        """Read the topic to its end and return what it holds for ``partitions``.
+
+        Raises:
+            StateTopicUnavailable: the topic cannot be read to its end (broker trouble).
+            CheckpointError: a record is not one the agent writes, or a model's chunks are
+                missing. Nothing is half-loaded either way.
+        """
+        wanted = {(str(t), int(p)) for t, p in partitions}
+        latest = self._read_all()
+        metas: dict[TopicPartition, dict[str, Any]] = {}
+        heads: dict[tuple[TopicPartition, str], dict[str, Any]] = {}
+        join_heads: dict[TopicPartition, dict[str, Any]] = {}
+        chunks: dict[tuple[TopicPartition, str, str, int], bytes] = {}
+        for raw_key, value in latest.items():
+            key = _parse_key(raw_key, self.topic)
+            kind, tp = key[0], (key[1], key[2])
+            if kind == "c":
+                chunks[(tp, key[3], key[4], key[5])] = value
+                continue
+            document = _loads(value, self.topic, raw_key)
+            if kind == "p":
+                metas[tp] = document
+            elif kind == "j":
+                join_heads[tp] = document
+            else:
+                heads[(tp, key[3])] = document
+        restored = Restored()
+        split = set()
+        for tp in wanted & metas.keys():
+            meta = metas[tp]
+            offset, rejected = meta.get("offset"), meta.get("rejected", {})
+            skipped = meta.get("skipped", 0)
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 \
+                    or not isinstance(rejected, dict) or isinstance(skipped, bool) \
+                    or not isinstance(skipped, int) or skipped < 0:
+                raise CheckpointError(f"state topic {self.topic}: the record of {tp[0]}"
+                                      f"[{tp[1]}] is malformed")
+            restored.offsets[tp] = offset
+            restored.rejected_below[tp] = offset
+            restored.rejected[tp] = {str(r): int(c) for r, c in rejected.items()}
+            restored.skipped[tp] = skipped
+        chosen: dict[str, tuple[TopicPartition, dict[str, Any], dict[TopicPartition, int]]] = {}
+        for (home, model), head in heads.items():
+            covers = self._covers(head, f"model {model!r}")
+            if home not in restored.offsets:
+                if any(tp in restored.offsets for tp in covers):
+                    split.add(model)
+                continue
+            if model not in chosen or sum(covers.values()) > sum(chosen[model][2].values()):
+                chosen[model] = (home, head, covers)
+        for model, (home, head, covers) in chosen.items():
+            document = self._document(home, model, head, chunks)
+            restored.monitors[model] = document["state"]
+            compared = document.get("comparisons", {})
+            if not isinstance(compared, dict):
+                raise CheckpointError(f"state topic {self.topic}: model {model!r}: its "
+                                      "comparisons must be an object")
+            restored.comparisons.update(compared)
+            restored.covers[model] = covers
+            restored.homes[model] = home
+            for tp, offset in covers.items():
+                if tp in restored.offsets:
+                    restored.offsets[tp] = min(restored.offsets[tp], offset)
+            if "save" in head:
+                self._chunk_saves[(home, model)] = (str(head["save"]), int(head["chunks"]))
+        for home, head in join_heads.items():
+            covers = self._covers(head, f"the join of {home[0]}[{home[1]}]")
+            if not any(tp in restored.offsets for tp in covers):
+                continue  # its partitions' first save was cut short: nothing to resume
+            restored.joins[home] = self._document(home, "", head, chunks)["state"]
+            restored.join_covers[home] = covers
+            for tp, offset in covers.items():
+                if tp in restored.offsets:
+                    restored.offsets[tp] = min(restored.offsets[tp], offset)
+            if "save" in head:
+                self._chunk_saves[(home, "")] = (str(head["save"]), int(head["chunks"]))
+        return Restored(restored.offsets, restored.monitors, restored.covers, restored.homes,
+                        restored.rejected_below, restored.rejected, frozenset(split),
+                        restored.joins, restored.join_covers, restored.comparisons,
+                        restored.skipped)
+
+    def _covers(self, head: Mapping[str, Any], what: str) -> dict[TopicPartition, int]:
+        covers_part = head.get("covers")
+        if not isinstance(covers_part, dict):
+            raise CheckpointError(f"state topic {self.topic}: {what}: no covers")
+        return decode_offsets(covers_part)
+
+    def _document(self, home: TopicPartition, model: str, head: Mapping[str, Any],
+                  chunks: Mapping[tuple[TopicPartition, str, str, int], bytes]
+                  ) -> dict[str, Any]:
+        """The record's document (its chunks joined), whose ``state`` is an object."""
+        where = f"state topic {self.topic}: model {model!r} of {home[0]}[{home[1]}]"
+        document = dict(head)
+        if "state" not in head:
+            save, count = head.get("save"), head.get("chunks")
+            if not isinstance(save, str) or not isinstance(count, int) or count < 1:
+                raise CheckpointError(f"{where}: neither a state nor its chunks")
+            pieces = [chunks.get((home, model, save, index)) for index in range(count)]
+            if any(piece is None for piece in pieces):
+                raise CheckpointError(f"{where}: chunks of save {save} are missing")
+            document = _loads(b"".join(p for p in pieces if p is not None), self.topic,
+                              b"chunks")
+        if not isinstance(document.get("state"), dict):
+            raise CheckpointError(f"{where}: the state must be an object")
+        return document
+
+    def _read_all(self) -> dict[bytes, bytes]:
+        """The last value per key, tombstones applied, read to the end of every partition."""
+        timeout_ms = int(self.request_timeout_s * 1000)
+        try:
+            consumer = never_create_topics(KafkaConsumer(**self.client_config, group_id=None,
+                                     enable_auto_commit=False, auto_offset_reset="earliest",
+                                     fetch_max_bytes=64 * 1024 * 1024,
+                                     max_partition_fetch_bytes=self.max_record_bytes
+                                     + _PRODUCER_OVERHEAD,
+                                     request_timeout_ms=max(timeout_ms, 1000) + 500,
+                                     bootstrap_timeout_ms=timeout_ms))
+        except KafkaError as error:
+            raise StateTopicUnavailable(f"state topic {self.topic}: cannot reach the broker: "
+                                        f"{error}") from error
+        latest: dict[bytes, bytes] = {}
+        try:
+            partitions = consumer.partitions_for_topic(self.topic) or set()
+            tps = [_KafkaTopicPartition(self.topic, p) for p in sorted(partitions)]
+            if not tps:
+                return latest
+            consumer.assign(tps)
+            consumer.seek_to_beginning(*tps)
+            ends = consumer.end_offsets(tps, timeout_ms=timeout_ms)
+            deadline = time.monotonic() + self.request_timeout_s
+            while any(consumer.position(tp, timeout_ms=timeout_ms) < ends[tp] for tp in tps):
+                batches = consumer.poll(timeout_ms=200)
+                if batches:
+                    deadline = time.monotonic() + self.request_timeout_s
+                elif time.monotonic() > deadline:
+                    raise StateTopicUnavailable(f"state topic {self.topic}: no data for "
+                                                f"{self.request_timeout_s:.0f} s before its "
+                                                "end")
+                for messages in batches.values():
+                    for message in messages:
+                        if message.key is None:
+                            continue
+                        if message.value is None:
+                            latest.pop(message.key, None)
+                        else:
+                            latest[message.key] = message.value
+        except KafkaError as error:
+            raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "
+                                        f"{error}") from error
+        finally:
+            consumer.close()
+        return latest
+
