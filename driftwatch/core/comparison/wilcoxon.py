@@ -32,11 +32,11 @@ class WilcoxonResult:
     higher, ``champion_rank_sum`` (T⁻) where the champion is; ``statistic`` = min(T⁺, T⁻)
     as in Bifet et al. 2015, §4. Zero differences are dropped before ranking (Wilcoxon's own
     rule) and counted in ``zeros``; NaN pairs are dropped and counted in ``undefined``. Tied
-    |differences| get their average rank. ``method`` is ``"exact"`` (the null distribution counted exactly)
-    with at most :data:`WILCOXON_EXACT_UP_TO` nonzero differences and no ties, otherwise
-    ``"normal"`` (the normal approximation with the tie correction of the variance, no
-    continuity correction: scipy's ``method="approx"``). With no nonzero difference the
-    p-value is 1.
+    |differences| get their average rank. ``method`` is ``"exact"`` (the null distribution
+    counted exactly) with at most :data:`WILCOXON_EXACT_UP_TO` nonzero differences and no
+    ties, otherwise ``"normal"`` (the normal approximation with the tie correction of the
+    variance, no continuity correction: scipy's ``method="approx"``). With no nonzero
+    difference the p-value is 1.
     """
 
     challenger_rank_sum: float

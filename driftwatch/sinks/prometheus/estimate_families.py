@@ -1,12 +1,12 @@
 """The metric families of a model's estimated performance
 (:mod:`driftwatch.core.estimation.watch`), beside its realized measures.
 
-Part of every scrape (:class:`~driftwatch.sinks.prometheus.families.Families` composes
-them) for models whose monitor estimates (``monitoring.defaults.estimation.enabled``):
-each estimated measure with its standard error, whether the estimate is trusted, the
+Part of every scrape (:class:`~driftwatch.sinks.prometheus.families.Families` composes them)
+for models whose monitor estimates (``monitoring.defaults.estimation.enabled``): each
+estimated measure with its standard error, whether the estimate is trusted, the
 calibration's error, the self-check's latest input and the predictions the estimate had to
-leave out. The estimate is read once per scrape per model that saw a prediction since the last one (O(d log d)),
-never per event.
+leave out. The estimate is read once per scrape per model that saw a prediction since the
+last one (O(d log d)), never per event.
 """
 
 from __future__ import annotations
