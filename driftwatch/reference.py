@@ -123,8 +123,8 @@ is which.
    deviations), and CUSUM's decision interval h, which is not set directly but derived from
    `arl`, the in-control average run length (so its false-alarm rate is what is chosen).
 5. **Alert thresholds**: the `alerts` section (`auc_floor`, `auc_max_drop`,
-   `no_events_seconds`, `batch_labels`), exported as `driftwatch_auc_floor` and its siblings
-   for the shipped Prometheus alert rules. They change when alerts fire, not what the
+   `no_events_seconds`, `batch_labels`), exported as `driftwatch_auc_floor_threshold` and its
+   siblings for the shipped Prometheus alert rules. They change when alerts fire, not what the
    monitors detect.
 """
 """Appended to the settings reference: the word's meanings, each with its keys and metrics."""

@@ -90,15 +90,16 @@ def test_the_issue_s_alerts_are_all_there() -> None:
     exprs = {rule["alert"]: " ".join(rule["expr"].split()) for rule in alerts()}
     # Per-model thresholds from the exported gauges, not constants in the rules.
     per_model = "max without (instance, pod) "
-    assert f"< ignoring (measure) {per_model}(driftwatch_auc_floor)" in exprs[
+    assert f"< ignoring (measure) {per_model}(driftwatch_auc_floor_threshold)" in exprs[
         "DriftwatchAucBelowFloor"]
-    assert f"< {per_model}(driftwatch_auc_floor)" in exprs["DriftwatchAucSignificantlyBelowFloor"]
+    assert f"< {per_model}(driftwatch_auc_floor_threshold)" in exprs[
+        "DriftwatchAucSignificantlyBelowFloor"]
     assert "driftwatch_auc_standard_error" in exprs["DriftwatchAucSignificantlyBelowFloor"]
-    assert f"> ignoring (measure) {per_model}(driftwatch_auc_max_drop)" in exprs[
+    assert f"> ignoring (measure) {per_model}(driftwatch_auc_max_drop_threshold)" in exprs[
         "DriftwatchAucDropped"]
     for name in ("DriftwatchNoEvents", "DriftwatchBatchEventsOverdue"):
-        assert "(driftwatch_no_events_seconds)" in exprs[name]
-        assert "(driftwatch_batch_labels) == 1" in exprs[name]
+        assert "(driftwatch_no_events_threshold_seconds)" in exprs[name]
+        assert "(driftwatch_batch_labels_enabled) == 1" in exprs[name]
     for name in ("DriftwatchAucBelowFloor", "DriftwatchAucSignificantlyBelowFloor",
                  "DriftwatchAucDropped", "DriftwatchNoEvents"):
         assert not re.search(r"[<>] *0\.\d", exprs[name]), f"{name} compares with a constant"
@@ -206,7 +207,8 @@ def test_every_alert_is_tested_firing_and_not_firing(alert: dict[str, Any]) -> N
 # Each a plausible edit that changes what the rules do; the promtool cases must notice.
 MUTATIONS = {
     "one floor for all models": (
-        "< ignoring (measure)\n          max without (instance, pod) (driftwatch_auc_floor)",
+        "< ignoring (measure)\n"
+        "          max without (instance, pod) (driftwatch_auc_floor_threshold)",
         "< 0.70"),
     "instant auc instead of max_over_time": (
         'max_over_time(driftwatch_measure{measure="auc"}[5m]))\n            < ignoring',
@@ -215,10 +217,10 @@ MUTATIONS = {
     "auc floor per replica": (
         'max without (instance, pod) (max_over_time(driftwatch_measure{measure="auc"}[5m]))\n'
         '            < ignoring (measure)\n'
-        '          max without (instance, pod) (driftwatch_auc_floor)',
+        '          max without (instance, pod) (driftwatch_auc_floor_threshold)',
         'max_over_time(driftwatch_measure{measure="auc"}[5m])\n'
         '            < ignoring (measure)\n'
-        '          driftwatch_auc_floor'),
+        '          driftwatch_auc_floor_threshold'),
     "auc floor when any replica is below": (
         'max without (instance, pod) (max_over_time(driftwatch_measure{measure="auc"}[5m]))\n'
         '            < ignoring (measure)',
@@ -232,17 +234,18 @@ MUTATIONS = {
                                "driftwatch_auc_standard_error"),
     "baseline without offset": ("[6h] offset 10m)\n            )\n", "[6h])\n            )\n"),
     "one allowed drop for all models": (
-        "> ignoring (measure) max without (instance, pod) (driftwatch_auc_max_drop)", "> 0.05"),
+        "> ignoring (measure) max without (instance, pod) (driftwatch_auc_max_drop_threshold)",
+        "> 0.05"),
     "drift alarms including warnings": ('{level="drift"}', '{level=~"drift|warning"}'),
     "no events per replica": (
         "max without (instance, pod) (driftwatch_last_processed_timestamp_seconds)",
         "min without (instance, pod) (driftwatch_last_processed_timestamp_seconds)"),
     "one tolerance for all models": (
-        "> max without (instance, pod) (driftwatch_no_events_seconds)", "> 1200"),
+        "> max without (instance, pod) (driftwatch_no_events_threshold_seconds)", "> 1200"),
     "batch models page": ("unless\n          max without (instance, pod) "
-                          "(driftwatch_batch_labels) == 1",
+                          "(driftwatch_batch_labels_enabled) == 1",
                           "unless\n          max without (instance, pod) "
-                          "(driftwatch_batch_labels) == 2"),
+                          "(driftwatch_batch_labels_enabled) == 2"),
     "rejections without idle agents": (" * 0\n          )\n            +",
                                        " * 1\n          )\n            +"),
     "rejections among the watched models only": (

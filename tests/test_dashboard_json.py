@@ -29,10 +29,12 @@ DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 
 
 def exported_metric_names() -> set[str]:
-    """The sample names the exporter can produce (from its metric families)."""
+    """The sample names the exporter can produce (from its metric families), without the names
+    deprecated until 0.3.0: the dashboard reads the new ones."""
     suffix = {"counter": ("_total",), "info": ("_info",),
               "histogram": ("_bucket", "_sum", "_count")}
-    families = [*SnapshotCollector(lambda: AgentSnapshot.empty(0.0)).describe(),
+    snapshot = SnapshotCollector(lambda: AgentSnapshot.empty(0.0), deprecated=False)
+    families = [*snapshot.describe(),
                 *ComparisonCollector(lambda: ()).describe(),
                 *JoinCollector(lambda: None).describe()]
     return {family.name + end for family in families for end in suffix.get(family.type, ("",))}
@@ -155,8 +157,9 @@ def test_the_issue_s_panels_are_there() -> None:
     panel_with("driftwatch_consumer_lag_records{")
     panel_with("driftwatch_ready{", kind="state-timeline")
     # Each model against its own alert thresholds (settings: alerts), as the rules compare.
-    panel_with('measure="auc"}', "driftwatch_auc_floor{")
-    panel_with("driftwatch_last_processed_timestamp_seconds{", "driftwatch_no_events_seconds{")
+    panel_with('measure="auc"}', "driftwatch_auc_floor_threshold{")
+    panel_with("driftwatch_last_processed_timestamp_seconds{",
+               "driftwatch_no_events_threshold_seconds{")
     # The false-alarm budget and what it implies at the current traffic (issue 20).
     panel_with("driftwatch_expected_false_alarms_per_month{",
                "driftwatch_false_alarm_budget_seconds{")

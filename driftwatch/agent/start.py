@@ -69,7 +69,8 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     metrics = agent.settings.metrics
     registry = CollectorRegistry(auto_describe=True)
     registry.register(SnapshotCollector(lambda: agent.snapshot,
-                                        agent.settings.alerts.thresholds))
+                                        agent.settings.alerts.thresholds,
+                                        deprecated=metrics.export_deprecated_metrics))
     registry.register(JoinCollector(lambda: agent.snapshot.join))
     ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
     PlatformCollector(registry=registry)  # python_info

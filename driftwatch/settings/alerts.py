@@ -14,10 +14,10 @@ from driftwatch.settings.common import Name, _pick, _Section
 class AlertThresholds:
     """One model's alert thresholds, resolved from ``alerts.defaults`` and its overrides.
 
-    The exporter publishes them as gauges (``driftwatch_auc_floor{model}`` ...), so that one
-    set of alert rules compares every model with its own thresholds
-    (``driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor``) and
-    operators tune alerts in the settings file, without editing rules.
+    The exporter publishes them as gauges (``driftwatch_auc_floor_threshold{model}`` ...), so
+    that one set of alert rules compares every model with its own thresholds
+    (``driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor_threshold``)
+    and operators tune alerts in the settings file, without editing rules.
     """
 
     auc_floor: float

@@ -70,6 +70,14 @@ class MetricsSettings(_Section):
             "client holds. At least Prometheus' scrape_timeout (10 s by default)."
         ),
     )
+    export_deprecated_metrics: bool = Field(
+        default=True,
+        description=(
+            "Also export the metric names deprecated in 0.2.0 (removed in 0.3.0; each one's "
+            "HELP and docs/metrics.md name its replacement), copies of the new families' "
+            "values. Set false once no rule or dashboard of yours reads them."
+        ),
+    )
 
     @model_validator(mode="after")
     def _pairs(self) -> MetricsSettings:

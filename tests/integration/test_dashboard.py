@@ -323,10 +323,10 @@ def test_every_dashboard_query_returns_data_from_a_real_agent(
     # The per-model thresholds reach Prometheus with the measures' labels, so the rules'
     # joins work on real series: only the drifting model is below its own floor, and both
     # models had events within the default no-events tolerance.
-    assert sample_values(prometheus.query("driftwatch_auc_floor")) == {DRIFTING: 0.8,
+    assert sample_values(prometheus.query("driftwatch_auc_floor_threshold")) == {DRIFTING: 0.8,
                                                                        STEADY: 0.5}
     below = prometheus.query(
-        'driftwatch_measure{measure="auc"} < ignoring (measure) driftwatch_auc_floor')
+        'driftwatch_measure{measure="auc"} < ignoring (measure) driftwatch_auc_floor_threshold')
     assert set(sample_values(below)) == {DRIFTING}
     silent = sample_values(prometheus.query(
         "time() - max without (instance) (driftwatch_last_processed_timestamp_seconds)"))

@@ -59,6 +59,10 @@ class SnapshotCollector(Collector):
     ``alerts.thresholds``); they are exported for every model the snapshot holds, with the
     same labels as its measures.
 
+    ``deprecated``: whether to export the names deprecated until 0.3.0 as well
+    (:mod:`driftwatch.sinks.prometheus.deprecated`; the settings'
+    ``metrics.export_deprecated_metrics``).
+
     :meth:`describe` lists the families without calling ``source``, so registering the
     collector does not scrape it.
 
@@ -66,20 +70,22 @@ class SnapshotCollector(Collector):
         >>> from prometheus_client import CollectorRegistry
         >>> registry = CollectorRegistry()
         >>> registry.register(SnapshotCollector(lambda: AgentSnapshot.empty(1.7e9)))
-        >>> registry.get_sample_value("driftwatch_start_time_seconds")
-        1700000000.0
+        >>> registry.get_sample_value("driftwatch_ready")
+        0.0
     """
 
     def __init__(self, source: Callable[[], AgentSnapshot],
-                 thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
+                 thresholds: Callable[[str], AlertThresholds] | None = None,
+                 deprecated: bool = True) -> None:
         self.source = source
         self.thresholds = thresholds
+        self.deprecated = deprecated
         self._lock = threading.Lock()
         self._dropped = 0
         self._logged_models: set[str] = set()
 
     def collect(self) -> Iterator[Metric]:
-        families = Families()
+        families = Families(self.deprecated)
         families.fill(self.source(), self.thresholds)
         with self._lock:  # scrapes run on concurrent server threads
             self._dropped += families.dropped_now
@@ -96,4 +102,4 @@ class SnapshotCollector(Collector):
         return iter(families.all())
 
     def describe(self) -> Iterator[Metric]:
-        return iter(Families().all())
+        return iter(Families(self.deprecated).all())

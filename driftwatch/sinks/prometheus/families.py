@@ -25,10 +25,10 @@ Metrics (label sets in braces)::
     driftwatch_last_event_timestamp_seconds{model}              gauge   event time (``ts``)
     driftwatch_last_alarm_timestamp_seconds{model}              gauge   event time (``ts``)
     driftwatch_last_processed_timestamp_seconds{model}          gauge   wall clock
-    driftwatch_auc_floor{model}                                 gauge   alert thresholds from
-    driftwatch_auc_max_drop{model}                              gauge     the settings'
-    driftwatch_no_events_seconds{model}                         gauge     ``alerts`` section
-    driftwatch_batch_labels{model}                              gauge     (1 or 0)
+    driftwatch_auc_floor_threshold{model}                       gauge   alert thresholds from
+    driftwatch_auc_max_drop_threshold{model}                    gauge     the settings'
+    driftwatch_no_events_threshold_seconds{model}               gauge     ``alerts`` section
+    driftwatch_batch_labels_enabled{model}                      gauge     (1 or 0)
     driftwatch_consumer_lag_records{topic,partition,group}      gauge
     driftwatch_consumer_lag_seconds{topic,partition,group}      gauge   from record timestamps
     driftwatch_ready                                            gauge   1 ready, 0 not
@@ -45,11 +45,14 @@ Metrics (label sets in braces)::
     driftwatch_broker_reconnects_total                          counter
     driftwatch_offset_resets_total{topic,partition,reason}      counter
     driftwatch_batch_processing_seconds                         histogram  per polled batch
-    driftwatch_start_time_seconds                               gauge   Unix time
     driftwatch_build_info{version,revision}                     gauge   always 1
     driftwatch_scrape_dropped_series_total                      counter series left out
     driftwatch_http_connections                                 gauge   open connections
     driftwatch_http_connections_closed_total{reason}            counter evicted|refused|timeout
+
+The names 0.1.0 used for the thresholds, and ``driftwatch_start_time_seconds`` (which
+duplicated ``process_start_time_seconds``), are still exported until 0.3.0:
+:mod:`driftwatch.sinks.prometheus.deprecated`.
 
 Two choices shape the alert rules and dashboards:
 
@@ -78,9 +81,16 @@ Two choices shape the alert rules and dashboards:
 
 The alert thresholds (``alerts`` in the settings, per model with defaults) are exported as
 gauges next to the measures they judge, with the same labels, so that one rule set serves
-every model: ``driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor``.
-The rules then need no per-model constants, and a threshold changes with the settings file,
-not with the rules.
+every model: ``driftwatch_measure{measure="auc"} < ignoring(measure)
+driftwatch_auc_floor_threshold``. The rules then need no per-model constants, and a threshold
+changes with the settings file, not with the rules. They are named by the Prometheus
+conventions for a value a rule compares against: ``…_threshold``, with the unit last
+(``driftwatch_no_events_threshold_seconds``). ``alerts.batch_labels`` is a switch, exported
+as the 0/1 gauge ``driftwatch_batch_labels_enabled`` rather than an info-style family with a
+mode label: the no-events rules join it like the thresholds (``max without (instance, pod)
+(...) == 1``, the maximum across replicas being the setting), where a mode label would need
+set operators and would change a series' identity (a new series, a stale old one) whenever
+the setting changes.
 """
 
 from __future__ import annotations
@@ -99,6 +109,7 @@ from prometheus_client.metrics_core import (
 )
 
 from driftwatch.sinks.prometheus.budget_families import BudgetFamilies
+from driftwatch.sinks.prometheus.deprecated import START_TIME, aliases, deprecated_help
 from driftwatch.sinks.prometheus.estimate_families import EstimateFamilies
 from driftwatch.sinks.snapshot import NOT_READY_REASONS, AgentSnapshot
 from driftwatch.version import __version__, revision
@@ -122,9 +133,14 @@ _THRESHOLD = "threshold"
 
 
 class Families:
-    """The metric families of one scrape, created empty; :meth:`fill` adds the samples."""
+    """The metric families of one scrape, created empty; :meth:`fill` adds the samples.
 
-    def __init__(self) -> None:
+    ``deprecated``: whether :meth:`all` includes the names deprecated until 0.3.0
+    (:mod:`driftwatch.sinks.prometheus.deprecated`), copies of the new families' samples.
+    """
+
+    def __init__(self, deprecated: bool = True) -> None:
+        self.deprecated = deprecated
         self.processed = CounterMetricFamily(
             "driftwatch_events_processed_total",
             "Events taken into the model's monitor (kept across restarts by the checkpoint).",
@@ -202,25 +218,25 @@ class Families:
             labels=("model",),
         )
         self.auc_floor = GaugeMetricFamily(
-            "driftwatch_auc_floor",
+            "driftwatch_auc_floor_threshold",
             "Alert threshold from the settings (alerts): AUC below this fires the AUC floor "
             "alerts.",
             labels=("model",),
         )
         self.auc_max_drop = GaugeMetricFamily(
-            "driftwatch_auc_max_drop",
+            "driftwatch_auc_max_drop_threshold",
             "Alert threshold from the settings (alerts): largest AUC drop below the model's "
             "6-hour average that is not an alert.",
             labels=("model",),
         )
         self.no_events_seconds = GaugeMetricFamily(
-            "driftwatch_no_events_seconds",
+            "driftwatch_no_events_threshold_seconds",
             "Alert threshold from the settings (alerts): seconds without events before the "
             "no-events alert fires.",
             labels=("model",),
         )
         self.batch_labels = GaugeMetricFamily(
-            "driftwatch_batch_labels",
+            "driftwatch_batch_labels_enabled",
             "1 when the settings (alerts) mark the model's labels as arriving in batches: "
             "no paging no-events alert for it.",
             labels=("model",),
@@ -300,8 +316,9 @@ class Families:
             "with checkpoint.backend kafka.",
         )
         self.start_time = GaugeMetricFamily(
-            "driftwatch_start_time_seconds",
-            "When the agent started, Unix seconds.",
+            START_TIME,
+            deprecated_help("process_start_time_seconds",
+                            "When the agent started, Unix seconds."),
         )
         self.build = InfoMetricFamily(
             "driftwatch_build",
@@ -318,7 +335,7 @@ class Families:
         self._known_labels: set[str] = set()
 
     def all(self) -> list[Metric]:
-        return [
+        families: list[Metric] = [
             self.processed, self.rejected, self.measure, self.normalized, self.threshold,
             self.auc_standard_error, self.window, self.detector_state, self.alarms,
             *self.budget.all(), *self.estimate.all(), self.last_event, self.last_alarm,
@@ -326,9 +343,12 @@ class Families:
             self.batch_labels, self.lag, self.lag_seconds, self.ready, self.not_ready, self.saves,
             self.save_failures, self.last_save, self.save_seconds, self.commits,
             self.commit_failures, self.dead_letter_failures, self.alarm_failures, self.reconnects,
-            self.offset_resets, self.batch_seconds, self.split_models, self.start_time, self.build,
-            self.dropped, self.skipped,
+            self.offset_resets, self.batch_seconds, self.split_models, self.build, self.dropped,
+            self.skipped,
         ]
+        if self.deprecated:
+            families += [*aliases(families), self.start_time]
+        return families
 
     def fill(self, agent: AgentSnapshot,
              thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
@@ -380,7 +400,8 @@ class Families:
             ops.batch_seconds.sum)
         if ops.state_split_models is not None:
             self.split_models.add_metric([], ops.state_split_models)
-        self.start_time.add_metric([], agent.started_time)
+        if self.deprecated:
+            self.start_time.add_metric([], agent.started_time)
         self.build.add_metric([], {"version": __version__, "revision": revision()})
 
     def _add_all(self, samples: Iterable[_Sample], model: str | None) -> None:

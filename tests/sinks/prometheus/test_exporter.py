@@ -126,10 +126,10 @@ EXPECTED_FAMILIES = {
     "driftwatch_last_event_timestamp_seconds": ("gauge", {"model"}),
     "driftwatch_last_alarm_timestamp_seconds": ("gauge", {"model"}),
     "driftwatch_last_processed_timestamp_seconds": ("gauge", {"model"}),
-    "driftwatch_auc_floor": ("gauge", {"model"}),
-    "driftwatch_auc_max_drop": ("gauge", {"model"}),
-    "driftwatch_no_events_seconds": ("gauge", {"model"}),
-    "driftwatch_batch_labels": ("gauge", {"model"}),
+    "driftwatch_auc_floor_threshold": ("gauge", {"model"}),
+    "driftwatch_auc_max_drop_threshold": ("gauge", {"model"}),
+    "driftwatch_no_events_threshold_seconds": ("gauge", {"model"}),
+    "driftwatch_batch_labels_enabled": ("gauge", {"model"}),
     "driftwatch_consumer_lag_records": ("gauge", {"topic", "partition", "group"}),
     "driftwatch_consumer_lag_seconds": ("gauge", {"topic", "partition", "group"}),
     "driftwatch_ready": ("gauge", set()),
@@ -146,7 +146,6 @@ EXPECTED_FAMILIES = {
     "driftwatch_offset_resets_total": ("counter", {"topic", "partition", "reason"}),
     "driftwatch_batch_processing_seconds": ("histogram", set()),
     "driftwatch_state_split_models": ("gauge", set()),
-    "driftwatch_start_time_seconds": ("gauge", set()),
     "driftwatch_build_info": ("gauge", {"version", "revision"}),
     "driftwatch_scrape_dropped_series_total": ("counter", set()),
 }
@@ -162,8 +161,9 @@ OPERATIONS_FAMILIES = {
 
 
 def registry_for(agent: AgentSnapshot) -> CollectorRegistry:
+    """The collector without the names deprecated until 0.3.0 (test_deprecated.py has them)."""
     registry = CollectorRegistry()
-    registry.register(SnapshotCollector(lambda: agent, ALERTS.thresholds))
+    registry.register(SnapshotCollector(lambda: agent, ALERTS.thresholds, deprecated=False))
     return registry
 
 
@@ -263,17 +263,16 @@ def test_timestamps_lag_ready_start_and_build(registry: CollectorRegistry) -> No
     assert value("driftwatch_consumer_lag_seconds", {**lag, "partition": "0"}) == 2.5
     assert value("driftwatch_consumer_lag_seconds", {**lag, "partition": "1"}) == 0
     assert value("driftwatch_ready") == 1
-    assert value("driftwatch_start_time_seconds") == T0
     assert value("driftwatch_build_info", {"version": __version__, "revision": revision()}) == 1
 
 
 def test_alert_thresholds_and_last_processed_per_model(registry: CollectorRegistry) -> None:
     value = registry.get_sample_value
     expected = {  # (fraud: the defaults, churn: its overrides)
-        "driftwatch_auc_floor": (0.75, 0.6),
-        "driftwatch_auc_max_drop": (0.05, 0.05),
-        "driftwatch_no_events_seconds": (600, 90_000),
-        "driftwatch_batch_labels": (0, 1),
+        "driftwatch_auc_floor_threshold": (0.75, 0.6),
+        "driftwatch_auc_max_drop_threshold": (0.05, 0.05),
+        "driftwatch_no_events_threshold_seconds": (600, 90_000),
+        "driftwatch_batch_labels_enabled": (0, 1),
         "driftwatch_last_processed_timestamp_seconds": (T0 + 60.0, T0),
     }
     for name, (fraud, churn) in expected.items():
@@ -284,18 +283,18 @@ def test_alert_thresholds_and_last_processed_per_model(registry: CollectorRegist
     # Without thresholds (an embedding program) the families stay empty.
     bare = CollectorRegistry()
     bare.register(SnapshotCollector(lambda: AGENT))
-    assert bare.get_sample_value("driftwatch_auc_floor", {"model": "fraud"}) is None
+    assert bare.get_sample_value("driftwatch_auc_floor_threshold", {"model": "fraud"}) is None
     assert bare.get_sample_value("driftwatch_measure", {"model": "fraud", "measure": "auc"})
 
 
 def test_thresholds_join_the_measures_they_judge(registry: CollectorRegistry) -> None:
-    # `driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor` joins
+    # `driftwatch_measure{measure="auc"} < ignoring(measure) driftwatch_auc_floor_threshold` joins
     # one to one: the threshold's labels are the measure's without `measure`.
     text = generate_latest(registry).decode()
     families = {f.name: f for f in text_string_to_metric_families(text)}
     auc = {s.labels["model"] for s in families["driftwatch_measure"].samples
            if s.labels["measure"] == "auc"}
-    floors = [s.labels for s in families["driftwatch_auc_floor"].samples]
+    floors = [s.labels for s in families["driftwatch_auc_floor_threshold"].samples]
     assert auc == {"fraud"}  # churn's AUC is undefined: no series, so no comparison
     assert sorted(label["model"] for label in floors) == ["churn", "fraud"]
 
@@ -303,7 +302,6 @@ def test_thresholds_join_the_measures_they_judge(registry: CollectorRegistry) ->
 def test_not_ready_and_empty_agent() -> None:
     registry = registry_for(AgentSnapshot.empty(T0))
     assert registry.get_sample_value("driftwatch_ready") == 0
-    assert registry.get_sample_value("driftwatch_start_time_seconds") == T0
     text = generate_latest(registry).decode()
     assert "# HELP driftwatch_measure " in text  # families are described even when empty
 
