@@ -27,7 +27,8 @@ class SnapshotPublisher:
     next one is due.
 
     Parameters:
-        started: the agent's start, Unix seconds (``driftwatch_start_time_seconds``).
+        started: the agent's start, Unix seconds (the last-processed time of a restored
+            model silent since; exported under a deprecated name until 0.3.0).
         interval_s: publish at most this often unless forced.
         clock, wall_clock: a monotonic clock for the interval, Unix time for the models'
             last-processed times.
