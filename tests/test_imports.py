@@ -174,6 +174,7 @@ LAYERS: dict[str, set[str]] = {
     "exits": set(),
     "logs": set(),
     "signals": set(),
+    "version": set(),
 }
 """Which folders (or top-level modules) each may import, bottom to top: the pure core; the
 decoder and the settings on it; the parts of the runtime named for what they talk to
@@ -181,8 +182,8 @@ decoder and the settings on it; the parts of the runtime named for what they tal
 built on them; the demo and the command line on top. :data:`UTILITIES` are open to all but
 the core."""
 
-UTILITIES = frozenset({"driftwatch", "exits", "logs", "signals"})
-"""The package root (``__version__``) and the small leaf modules."""
+UTILITIES = frozenset({"driftwatch", "exits", "logs", "signals", "version"})
+"""The package root (``__version__``), the source revision and the small leaf modules."""
 
 
 def _folder(module: str) -> str:
