@@ -182,21 +182,22 @@ def check_block(y_true: list[int], y_score: list[float], probabilities: list[flo
     for, in :data:`CHECKED_MEASURES`' order. O(n log n) for the AUC, O(n²) arithmetic in few
     numpy calls for the counts' exact distributions and O(n₀·n₁) for the rates'."""
     n = len(y_true)
-    labels = np.array(y_true, dtype=bool)
-    p = np.array(probabilities, dtype=float)
-    predicted = np.array(y_pred, dtype=bool)
+    # fromiter and an integer array: the cheapest conversions of a block's lists (a block of
+    # thousands closes every 30 s in the agent)
+    labels = np.array(y_true, dtype=np.int64) != 0
+    p = np.fromiter(probabilities, float, n)
     positives = int(labels.sum())
     negatives = n - positives
     expected_positives = float(p.sum())
     checked: list[CheckedMeasure] = []
     if "auc" in measures:
-        scores = np.array(y_score, dtype=float)
+        scores = np.fromiter(y_score, float, n)
         auc = expected_auc(scores, p)
         realized_auc = (delong(scores[labels].tolist(), scores[~labels].tolist())[0]
                         if positives and negatives else math.nan)
         checked.append(CheckedMeasure("auc", realized_auc, auc, _z(realized_auc, auc)))
     if measures != ("auc",):
-        checked = _count_measures(labels, p, predicted, checked)
+        checked = _count_measures(labels, p, np.array(y_pred, dtype=bool), checked)
     order = {name: index for index, name in enumerate(CHECKED_MEASURES)}
     kept = sorted((m for m in checked if m.name in measures), key=lambda m: order[m.name])
     return CheckBlock(n, positives, expected_positives, tuple(kept))
