@@ -249,6 +249,8 @@ class EstimateWatch:
             preds.append(y_pred)
             times.append(ts)
             return None
+        if self._apart:  # labels of predictions apart: never queued (predict flushed)
+            return self._event(y_true, y_score, y_pred, ts)
         self._flush()
         found = self._event(y_true, y_score, y_pred, ts)
         self._arm()
