@@ -37,7 +37,7 @@ from typing import Any
 
 from driftwatch.core.adaptive_window import AdaptiveWindow
 from driftwatch.core.block_watches import BlockWatches
-from driftwatch.core.blocks import delong
+from driftwatch.core.blocks import Block, delong
 from driftwatch.core.config import (
     BLOCK_MEASURES,
     DEFAULT_BLOCK_MIN_CLASS,
@@ -224,25 +224,40 @@ class Monitor:
         blocks (the defaults) the events go to the window's queue and the block collector in
         bulk (:meth:`~driftwatch.core.window.PrequentialWindow.extend_valid`,
         :meth:`~driftwatch.core.blocks.BlockCollector.extend`), and each closed block reaches
-        the watches with the window and the counters as they were at its closing event; any
-        other monitor takes the events one by one. The same alarms, the same state.
+        the watches with the window and the counters as they were at its closing event, as
+        does the estimate's (:meth:`~driftwatch.core.estimation.watch.EstimateWatch.extend`);
+        any other monitor takes the events one by one. The same alarms, the same state.
         """
         collector, blocks = self._collector, self._blocks
         if self._error_watches or self._sampled_watches or collector is None or \
-                blocks is None or self.config.adaptive_window or self._estimate is not None:
+                blocks is None or self.config.adaptive_window:
             found = []
             for index, (y, s, t) in enumerate(zip(labels, scores, times, strict=True)):
                 alarms = self.update_values(y, s, None, t)
                 if alarms:
                     found.append((index, alarms))
             return found
+        # The estimate depends on nothing else of the monitor: its alarms are found first and
+        # raised at their events, before that event's block alarms (as update_values does).
+        drifts = [] if self._estimate is None else self._estimate.extend(labels, scores, times)
+        closes: list[tuple[int, Block | tuple[float, float]]] = sorted(
+            [*drifts, *collector.extend(labels, scores, times, self._threshold)],
+            key=lambda close: close[0])  # stable: a drift before a block at one event
         found = []
         start = 0
-        for index, block in collector.extend(labels, scores, times, self._threshold):
+        for index, close in closes:
             self._take(labels, scores, times, start, index + 1)
             start = index + 1
-            alarms = blocks.close(block, times[index], self._block_alarm)
-            if alarms:
+            if not isinstance(close, Block):
+                alarms = [self._alarm(CALIBRATION_DRIFT, "cusum", "drift", close[0], math.nan,
+                                      times[index], close[1])]
+            else:
+                alarms = blocks.close(close, times[index], self._block_alarm)
+            if not alarms:
+                continue
+            if found and found[-1][0] == index:
+                found[-1][1].extend(alarms)
+            else:
                 found.append((index, alarms))
         self._take(labels, scores, times, start, len(labels))
         return found

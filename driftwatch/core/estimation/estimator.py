@@ -36,6 +36,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from driftwatch.core.estimation.calibration import (
     Calibration,
     IdentityCalibration,
@@ -50,7 +53,12 @@ from driftwatch.core.estimation.self_check import (
     CalibrationCheck,
     CheckBlock,
 )
-from driftwatch.core.estimation.window import ESTIMATED_MEASURES, EstimatedWindow, weight
+from driftwatch.core.estimation.window import (
+    ESTIMATED_MEASURES,
+    SCALE,
+    EstimatedWindow,
+    weight,
+)
 from driftwatch.core.events import check_label, check_score
 from driftwatch.core.state import check_state
 
@@ -199,6 +207,41 @@ class PerformanceEstimator:
             return self.label(y_true, y_score, y_pred)
         return self._check.update_valid(y_true, y_score,
                                         weight(calibration.probability(y_score)), y_pred, ts)
+
+    def weights(self, y_score: Sequence[float]) -> npt.NDArray[np.int64] | None:
+        """The fixed-point weights (:func:`~driftwatch.core.estimation.window.weight`) of
+        these checked scores' probabilities, in one call, bit for bit those of one call
+        each (p·2³² is exact, and numpy's rint rounds half to even as ``round`` does);
+        None when no calibration is in place or it has no probability for some score."""
+        calibration = self._calibration
+        if calibration is None:
+            return None
+        if isinstance(calibration, IdentityCalibration):
+            p = np.fromiter(y_score, float, len(y_score))
+        else:
+            try:
+                p = np.fromiter(map(calibration.probability, y_score), float, len(y_score))
+            except ValueError:
+                return None
+        if not ((p >= 0.0) & (p <= 1.0)).all():  # NaN fails too
+            return None
+        weights: npt.NDArray[np.int64] = np.rint(p * SCALE).astype(np.int64)
+        return weights
+
+    def extend_valid(self, y_true: Sequence[int], y_score: Sequence[float],
+                     weights: npt.NDArray[np.int64], preds: Sequence[int],
+                     times: npt.NDArray[np.float64],
+                     start: int = 0) -> tuple[int, CheckBlock | None]:
+        """:meth:`observe_valid` of events ``start``, ``start + 1``, … (``weights`` from
+        :meth:`weights`, 0/1 ``preds``, ``times`` with NaN for none) up to the first that
+        closes a check block: the index after the last event taken and that block, or None
+        when all were taken. The same state and blocks as one call each
+        (:meth:`CalibrationCheck.extend_valid`); the window queues the events."""
+        stop, block = self._check.extend_valid(y_true, y_score, weights, preds, times, start)
+        first = max(start, stop - self._window.size)  # the window keeps no more
+        self._window.extend_valid(y_score[first:stop], weights[first:stop].tolist(),
+                                  preds[first:stop])
+        return stop, block
 
     def _fit(self) -> None:
         labels, scores = self._fitting

@@ -38,7 +38,7 @@ import itertools
 import math
 import numbers
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from math import isqrt
 from operator import mul
 from typing import Any
@@ -159,6 +159,12 @@ class EstimatedWindow:
         if y_pred is None:
             y_pred = 1 if y_score >= self._threshold else 0
         self._pending.append((y_score, w, y_pred))
+
+    def extend_valid(self, scores: Sequence[float], weights: Sequence[int],
+                     preds: Sequence[int]) -> None:
+        """:meth:`update_valid` of each prediction in turn (checked scores, weights and 0/1
+        predictions, in three columns), in one call: the same queue."""
+        self._pending.extend(zip(scores, weights, preds, strict=True))
 
     def __len__(self) -> int:
         return min(len(self._events) + len(self._pending), self._size)

@@ -242,3 +242,74 @@ def test_blocks_span_min_seconds_of_record_time() -> None:
     assert len(sizes) > 30 and untimed.blocks == plain.blocks > 5 * len(sizes)
     closed = [b.events for b in rest if b is not None]
     assert closed == sizes[-len(closed):]
+
+
+def check_columns(seed: int, n: int, rate: float, untimed: float, late: float,
+                  tiny: float) -> tuple[list[int], list[float], list[float | None]]:
+    """Labels, calibrated scores and times: a share ``untimed`` without a time, ``late``
+    stamped a minute early, ``tiny`` of scores below 10⁻⁶ (blocks slow to close)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.random(n)
+    scores[rng.random(n) < tiny] *= 1e-6
+    labels = (rng.random(n) < scores).astype(int).tolist()
+    draw = rng.random(n)
+    times: list[float | None] = [
+        None if d < untimed else 1.7e9 + i / rate - (60.0 if d < untimed + late else 0.0)
+        for i, d in enumerate(draw.tolist())]
+    return labels, scores.tolist(), times
+
+
+def extend_in_chunks(check: CalibrationCheck, labels: list[int], scores: list[float],
+                     times: list[float | None], chunk: int) -> list[tuple[int, object]]:
+    found: list[tuple[int, object]] = []
+    for first in range(0, len(labels), chunk):
+        y, s = labels[first:first + chunk], scores[first:first + chunk]
+        w = np.array([weight(x) for x in s], dtype=np.int64)
+        preds = [int(x >= check.threshold) for x in s]
+        t = np.array([math.nan if x is None else x for x in times[first:first + chunk]])
+        start = 0
+        while start < len(y):
+            start, block = check.extend_valid(y, s, w, preds, t, start)
+            if block is not None:
+                found.append((first + start - 1, block))
+    return found
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), rate=st.sampled_from([0.5, 3.0, 100.0]),
+       untimed=st.sampled_from([0.0, 0.3, 1.0]), late=st.sampled_from([0.0, 0.2]),
+       tiny=st.sampled_from([0.0, 0.9]), chunk=st.integers(1, 700),
+       min_seconds=st.sampled_from([0.0, 5.0, 30.0]), min_expected=st.integers(2, 20))
+def test_extend_closes_the_blocks_update_valid_closes(seed: int, rate: float, untimed: float,
+                                                      late: float, tiny: float, chunk: int,
+                                                      min_seconds: float,
+                                                      min_expected: int) -> None:
+    """The bulk path (the agent's whole events): the same blocks at the same events and the
+    same open block, over random streams with and without times, late times and blocks slow
+    to close, cut into random chunks."""
+    labels, scores, times = check_columns(seed, 2_000, rate, untimed, late, tiny)
+    one = CalibrationCheck(min_expected, min_seconds=min_seconds)
+    bulk = CalibrationCheck(min_expected, min_seconds=min_seconds)
+    expected = [(i, block) for i, (y, s, t) in enumerate(zip(labels, scores, times, strict=True))
+                if (block := one.update_valid(y, s, weight(s), None, t)) is not None]
+    # repr: a block without a class has NaN measures, which == never matches
+    assert repr(extend_in_chunks(bulk, labels, scores, times, chunk)) == repr(expected)
+    assert json.dumps(bulk.export_state()) == json.dumps(one.export_state())
+    assert bulk.blocks == one.blocks
+
+
+def test_extend_drops_a_block_at_the_size_limit_as_update_valid_does() -> None:
+    """Probabilities near 0: no block gathers 20 expected positives before the size limit
+    (100 000 predictions), and both paths drop it at the same event, then close the same
+    blocks."""
+    labels, scores, times = check_columns(5, 230_000, 100.0, 0.0, 0.0, 1.0)
+    scores[150_000:150_400] = [0.5] * 400
+    # The AUC alone, as the agent checks: the error rates' exact check of a block of 50 000
+    # is O(n₀·n₁) in memory.
+    one, bulk = (CalibrationCheck(measures=("auc",)) for _ in range(2))
+    expected = [(i, block) for i, (y, s, t) in enumerate(zip(labels, scores, times, strict=True))
+                if (block := one.update_valid(y, s, weight(s), None, t)) is not None]
+    # 400 predictions at ½ close ten blocks; the first holds what followed the drop.
+    assert len(expected) == 10 and expected[0][1].events == 150_040 - 100_000
+    assert repr(extend_in_chunks(bulk, labels, scores, times, 70_000)) == repr(expected)
+    assert json.dumps(bulk.export_state()) == json.dumps(one.export_state())

@@ -13,7 +13,7 @@ from driftwatch.core.estimation.calibration import IsotonicCalibration
 from driftwatch.core.estimation.config import EstimationConfig
 from driftwatch.core.estimation.estimator import PerformanceEstimator
 from driftwatch.core.estimation.reliability import CalibrationReport
-from driftwatch.core.estimation.watch import CALIBRATION_DRIFT
+from driftwatch.core.estimation.watch import CALIBRATION_DRIFT, EstimateWatch
 from driftwatch.core.monitor import Monitor, MonitorConfig
 
 
@@ -158,6 +158,95 @@ def test_columns_and_values_agree() -> None:
                 for a in [one.update_values(label, score, None, times[i])] if a]
     assert bulk.update_columns(y, s, times) == by_event
     assert one.export_state() == bulk.export_state()
+
+
+@pytest.mark.parametrize(("calibration", "seed", "chunk", "rate", "untimed", "outside"),
+                         [("assume", 11, 500, 100.0, 0.0, 0.0),
+                          ("assume", 12, 97, 3.0, 0.3, 0.0),
+                          ("assume", 13, 2_000, 100.0, 1.0, 0.001),
+                          ("first_n", 14, 500, 100.0, 0.1, 0.0),
+                          ("reference", 15, 333, 20.0, 0.0, 0.0)])
+def test_columns_in_bulk_equal_events_one_by_one(calibration: str, seed: int, chunk: int,
+                                                 rate: float, untimed: float,
+                                                 outside: float) -> None:
+    """The agent's whole events go to the estimate in bulk (EstimateWatch.extend): over a
+    concept change that raises calibration drift and a refit, the same alarms at the same
+    events, the same exported estimate, the same checkpoint, whatever the chunks, times
+    (missing ones included), calibration, or scores the assumed calibration refuses."""
+    n = 36_000
+    y, s = stream(seed, n, change_at=15_000)
+    rng = np.random.default_rng(seed)
+    s = [x + 2.0 if draw < outside else x for x, draw in zip(s, rng.random(n), strict=True)]
+    times = [None if draw < untimed else 1.7e9 + i / rate
+             for i, draw in enumerate(rng.random(n).tolist())]
+    settings: dict[str, object] = {"calibration": calibration, "first_n": 2_000,
+                                   "check_arl": 200.0}
+    if calibration == "reference":
+        reference_y, reference_s = stream(seed + 100, 5_000)
+        settings["reference"] = IsotonicCalibration.fit(reference_y, reference_s).export_state()
+    one, bulk = Monitor("m", config(**settings)), Monitor("m", config(**settings))
+    expected = [(i, a) for i, (label, score, t) in enumerate(zip(y, s, times, strict=True))
+                if (a := one.update_values(label, score, None, t))]
+    got = []
+    for first in range(0, n, chunk):
+        got += [(first + i, a) for i, a in bulk.update_columns(
+            y[first:first + chunk], s[first:first + chunk], times[first:first + chunk])]
+    assert got == expected
+    drifts = [i for i, alarms in expected for a in alarms if a.measure == CALIBRATION_DRIFT]
+    assert any(i > 15_000 for i in drifts), "the change must raise calibration drift"
+    assert json.dumps(bulk.export_state()) == json.dumps(one.export_state())
+    assert repr(bulk.snapshot().estimate) == repr(one.snapshot().estimate)
+
+
+@pytest.mark.parametrize(("calibration", "seed", "rate", "untimed", "late", "outside"),
+                         [("assume", 21, 100.0, 0.0, 0.0, 0.0),
+                          ("assume", 22, 3.0, 0.3, 0.1, 0.001),
+                          ("assume", 23, 100.0, 1.0, 0.0, 0.0),
+                          ("first_n", 24, 50.0, 0.1, 0.05, 0.0),
+                          ("reference", 25, 20.0, 0.0, 0.0, 0.0)])
+def test_queued_events_give_what_entering_each_at_once_gives(
+        calibration: str, seed: int, rate: float, untimed: float, late: float, outside: float,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """EstimateWatch.event queues the events that cannot close a check block and enters
+    them in bulk later. Against the same watch entering every event at once (its queue
+    never armed: the path before the queue), over a concept change that raises calibration
+    drift and a refit, with times missing or late, scores the assumed calibration refuses,
+    and reads (snapshots, checkpoints) at random events: the same alarms at the same
+    events, the same values read, the same checkpoint."""
+    n = 30_000
+    y, s = stream(seed, n, change_at=15_000)
+    rng = np.random.default_rng(seed)
+    s = [x + 2.0 if draw < outside else x for x, draw in zip(s, rng.random(n), strict=True)]
+    draws = rng.random(n).tolist()
+    times = [None if d < untimed else 1.7e9 + i / rate - (60.0 if d < untimed + late else 0.0)
+             for i, d in enumerate(draws)]
+    reads = set(rng.choice(n, 40, replace=False).tolist())
+    settings: dict[str, object] = {"calibration": calibration, "first_n": 2_000,
+                                   "check_arl": 200.0}
+    if calibration == "reference":
+        reference_y, reference_s = stream(seed + 100, 5_000)
+        settings["reference"] = IsotonicCalibration.fit(reference_y, reference_s).export_state()
+    queued = Monitor("m", config(**settings))
+    got, views = [], []
+    for i, (label, score, t) in enumerate(zip(y, s, times, strict=True)):
+        if alarms := queued.update_values(label, score, None, t):
+            got.append((i, alarms))
+        if i in reads:
+            views.append((repr(queued.snapshot().estimate), json.dumps(queued.export_state())))
+    monkeypatch.setattr(EstimateWatch, "_arm", lambda self: None)
+    at_once = Monitor("m", config(**settings))
+    expected, reference = [], []
+    for i, (label, score, t) in enumerate(zip(y, s, times, strict=True)):
+        if alarms := at_once.update_values(label, score, None, t):
+            expected.append((i, alarms))
+        if i in reads:
+            reference.append((repr(at_once.snapshot().estimate),
+                              json.dumps(at_once.export_state())))
+    assert got == expected
+    assert any(a.measure == CALIBRATION_DRIFT for i, alarms in got if i > 15_000
+               for a in alarms), "the change must raise calibration drift"
+    assert views == reference
+    assert json.dumps(queued.export_state()) == json.dumps(at_once.export_state())
 
 
 @pytest.mark.parametrize("stop", [21_000, 30_000])
