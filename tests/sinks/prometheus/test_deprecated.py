@@ -9,6 +9,7 @@ its replacement (same labels, same values), say so in its HELP, and disappear wi
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.request
 from contextlib import ExitStack
@@ -81,8 +82,18 @@ def test_deprecated_names_repeat_their_replacements_and_say_so(tmp_path: Path) -
         f"Deprecated: use process_start_time_seconds (removed in {REMOVED_IN}). ")
     if sys.platform == "linux":  # prometheus_client's process collector reads /proc
         process_start = families["process_start_time_seconds"].samples[0].value
-        # The process starts before the agent does, by less than the test's run.
-        assert 0 <= start.samples[0].value - process_start < 600
+        # This process's start, read from /proc (boot time + start ticks), and before the
+        # agent's (by however long the test run has been going).
+        assert process_start == pytest.approx(_process_start(), abs=1.0)
+        assert process_start <= start.samples[0].value
+
+
+def _process_start() -> float:
+    with open("/proc/stat", encoding="ascii") as stat:
+        boot = next(float(line.split()[1]) for line in stat if line.startswith("btime "))
+    with open("/proc/self/stat", encoding="ascii") as own:
+        ticks = float(own.read().rsplit(")", 1)[1].split()[19])
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def test_deprecated_names_can_be_turned_off(tmp_path: Path) -> None:
