@@ -45,7 +45,8 @@ class Alarm:
     reference: float = math.nan  # blocks watch: the pre-change level tested against
 
 
-@dataclass(frozen=True, slots=True)
+@nan_equal  # NaN fields compare equal on every Python (driftwatch.core.equality)
+@dataclass(frozen=True, slots=True, eq=False)
 class BudgetView:
     """What a model's false-alarm budget implies at its current traffic
     (:mod:`driftwatch.core.budget`).
