@@ -11,17 +11,14 @@ from __future__ import annotations
 import json
 import math
 import random
-import urllib.request
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-from driftwatch.agent.loop import Agent
 from driftwatch.kafka.source import Record
-from driftwatch.pipeline import MemorySource
 from driftwatch.settings import Settings
+from tests.sinks.prometheus.in_process import samples as scraped
+from tests.sinks.prometheus.in_process import scrape_after
 
 T0 = 1_750_000_000.0
 RATE = 20.0  # events per second of record time
@@ -45,27 +42,12 @@ def records() -> list[Record]:
     return out
 
 
-def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    with urllib.request.urlopen(url, timeout=10) as response:
-        text = response.read().decode()
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(text) for sample in family.samples}
-
-
 def test_budget_metrics_on_the_real_endpoint(tmp_path: Path) -> None:
     settings = Settings(checkpoint={"backend": "file", "directory": str(tmp_path)},
                         metrics={"host": "127.0.0.1", "port": 0},
                         monitoring={"defaults": {"days_per_false_alarm": 45.0},
                                     "models": {"untimed": {"min_effect_auc": 0.03}}})
-    batch = records()
-    agent = Agent(settings, source=lambda hook: MemorySource(batch, on_assigned=hook))
-    with ExitStack() as resources:
-        source = agent._start(resources)
-        assert agent.metrics_server is not None
-        while polled := source.poll():
-            agent.process_batch(polled)
-        agent._update_readiness()
-        samples = scrape(agent.metrics_server.url)
+    samples = scraped(scrape_after(settings, records()))
 
     def value(name: str, **labels: str) -> float | None:
         return samples.get((name, tuple(sorted(labels.items()))))

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import urllib.request
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +18,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from driftwatch.agent.loop import Agent
 from driftwatch.kafka.source import Record
-from driftwatch.pipeline import MemorySource
 from driftwatch.settings import Settings
 from driftwatch.sinks.prometheus.deprecated import DEPRECATED_NAMES, REMOVED_IN
+from tests.sinks.prometheus.in_process import scrape_after
 
 OLD_START_TIME = "driftwatch_start_time_seconds"
 
@@ -45,15 +42,7 @@ def scrape(settings: Settings) -> dict[str, Any]:
     values = [json.dumps({"model": model, "label": i % 2, "score": (i % 7) / 7}).encode()
               for i in range(200) for model in ("fraud", "daily")]
     batch = [Record("events", 0, i, None, value, 0) for i, value in enumerate(values)]
-    agent = Agent(settings, source=lambda hook: MemorySource(batch, on_assigned=hook))
-    with ExitStack() as resources:
-        source = agent._start(resources)
-        assert agent.metrics_server is not None
-        while polled := source.poll():
-            agent.process_batch(polled)
-        agent._publish_snapshot()
-        with urllib.request.urlopen(agent.metrics_server.url, timeout=10) as response:
-            text = response.read().decode()
+    text = scrape_after(settings, batch)
     return {family.name: family for family in text_string_to_metric_families(text)}
 
 

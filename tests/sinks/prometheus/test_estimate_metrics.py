@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import json
 import random
-import urllib.request
-from contextlib import ExitStack
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
-
-from driftwatch.agent import Agent
 from driftwatch.core.estimation.estimator import PerformanceEstimator
 from driftwatch.kafka.source import Record
-from driftwatch.pipeline import MemorySource
 from driftwatch.settings import Settings
+from tests.sinks.prometheus.in_process import samples as scraped
+from tests.sinks.prometheus.in_process import scrape_after
 
 T0 = 1_750_000_000.0
 PREDICTIONS = 3_000
@@ -49,13 +45,6 @@ def records() -> tuple[list[Record], list[float]]:
     return out, scores
 
 
-def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    with urllib.request.urlopen(url, timeout=10) as response:
-        text = response.read().decode()
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(text) for sample in family.samples}
-
-
 def test_estimate_metrics_on_the_real_endpoint(tmp_path: Path) -> None:
     settings = Settings.model_validate({
         "checkpoint": {"backend": "file", "directory": str(tmp_path)},
@@ -63,14 +52,7 @@ def test_estimate_metrics_on_the_real_endpoint(tmp_path: Path) -> None:
         "join": {"enabled": True, "kind_field": "kind"},
         "monitoring": {"defaults": {"estimation": {"enabled": True}}}})
     batch, scores = records()
-    agent = Agent(settings, source=lambda hook: MemorySource(batch, on_assigned=hook))
-    with ExitStack() as resources:
-        source = agent._start(resources)
-        assert agent.metrics_server is not None
-        while polled := source.poll():
-            agent.process_batch(polled)
-        agent._update_readiness()
-        samples = scrape(agent.metrics_server.url)
+    samples = scraped(scrape_after(settings, batch))
 
     def value(name: str, **labels: str) -> float | None:
         return samples.get((name, tuple(sorted(labels.items()))))

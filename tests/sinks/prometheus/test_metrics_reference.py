@@ -14,20 +14,17 @@ from __future__ import annotations
 import json
 import random
 import re
-import urllib.request
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch import reference
-from driftwatch.agent.loop import Agent
 from driftwatch.core.join import Prediction
 from driftwatch.kafka.source import Record
-from driftwatch.pipeline import MemorySource
 from driftwatch.settings import Settings
 from driftwatch.simulate import delayed_labels, generate
+from tests.sinks.prometheus.in_process import scrape_after
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "metrics.md"
 
@@ -36,15 +33,7 @@ def scraped_families(settings: Settings, values: list[bytes]) -> set[str]:
     """The names of the families (as exposed: ``_total`` on counters) that one scrape of an
     agent shows after it processed ``values``."""
     batch = [Record("events", 0, i, None, value, 0) for i, value in enumerate(values)]
-    agent = Agent(settings, source=lambda hook: MemorySource(batch, on_assigned=hook))
-    with ExitStack() as resources:
-        source = agent._start(resources)
-        assert agent.metrics_server is not None
-        while polled := source.poll():
-            agent.process_batch(polled)
-        agent._publish_snapshot()
-        with urllib.request.urlopen(agent.metrics_server.url, timeout=10) as response:
-            text = response.read().decode()
+    text = scrape_after(settings, batch)
     families = set()
     for family in text_string_to_metric_families(text):
         if family.samples:
