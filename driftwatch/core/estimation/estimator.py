@@ -107,7 +107,8 @@ class PerformanceEstimator:
                  fit_size: int | None = None,
                  min_expected: int = DEFAULT_MIN_EXPECTED,
                  checked: tuple[str, ...] = CHECKED_MEASURES,
-                 min_seconds: float = 0.0) -> None:
+                 min_seconds: float = 0.0,
+                 report: CalibrationReport | None = None) -> None:
         if calibration is None:
             if isinstance(fit_size, bool) or not isinstance(fit_size, int) or fit_size < 2:
                 raise ValueError(f"fit_size must be an integer ≥ 2 when the calibration is "
@@ -120,7 +121,7 @@ class PerformanceEstimator:
         self._window = EstimatedWindow(window, threshold)
         self._check = CalibrationCheck(min_expected, threshold, checked, min_seconds)
         self._fitting: tuple[list[int], list[float]] = ([], [])
-        self._report: CalibrationReport | None = None
+        self._report = report  # the calibration's error where it was fitted, if known
 
     @classmethod
     def from_reference(cls, y_true: Sequence[object], y_score: Sequence[object],

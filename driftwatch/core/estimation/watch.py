@@ -183,13 +183,12 @@ class EstimateWatch:
             calibration = calibration_from_state(config.reference)
         else:
             calibration, fit_size = None, config.first_n
-        estimator = PerformanceEstimator(window=self._window, threshold=self._threshold,
-                                         calibration=calibration, fit_size=fit_size,
-                                         min_expected=self._min_expected,
-                                         checked=CHECKED, min_seconds=self._min_seconds)
-        if self._refitted is None and config.reference_report is not None:
-            estimator._report = config.reference_report
-        return estimator
+        return PerformanceEstimator(window=self._window, threshold=self._threshold,
+                                    calibration=calibration, fit_size=fit_size,
+                                    min_expected=self._min_expected, checked=CHECKED,
+                                    min_seconds=self._min_seconds,
+                                    report=(config.reference_report
+                                            if self._refitted is None else None))
 
     @property
     def predictions(self) -> int:
