@@ -107,7 +107,10 @@ def test_sigterm_mid_stream_then_restart_equals_an_uninterrupted_run(
     assert not producing.is_alive() and not failures, failures
     assert code == 0, interrupted.log()
     assert took < STOP_S
-    assert "stopping: saving a checkpoint" in interrupted.output()
+    # A final save, unless a periodic one had just covered every record read (then there is
+    # nothing to save: seen on Apache Kafka, whose fetches can leave a pause at that moment).
+    assert ("stopping: saving a checkpoint" in interrupted.output()
+            or "stopping: nothing consumed since the last save" in interrupted.output())
 
     # It stopped mid-stream, and committed exactly what its checkpoint reflects.
     state_dir = interrupted.directory / "interrupted-state"
