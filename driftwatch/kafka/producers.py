@@ -2,7 +2,9 @@
 
 Both are best effort and never block the loop for long: the ``KafkaProducer`` is created on
 first use (retried at most every ``retry_interval_s`` while the broker is unreachable),
-``send`` is asynchronous, and delivery failures are logged and counted, never raised. The
+``send`` is asynchronous, and delivery failures are counted, never raised, and logged at most
+once a minute per topic (a broker outage fails every record: one line per record would flood
+the log the outage is read from). The
 agent flushes the dead-letter producer before it commits the source's offsets, so a crash in
 between re-delivers (and re-dead-letters) a record rather than losing it.
 
@@ -32,14 +34,44 @@ from driftwatch.kafka.source import Record
 
 log = logging.getLogger(__name__)
 
+FAILURE_LOG_INTERVAL_S = 60.0
+"""The least time between two warnings about one topic's failed sends; the failures between
+are counted and the next warning says how many."""
+
+
+class _FailureLog:
+    """Warns about a topic's failed sends: the first at once, the rest at most once every
+    ``interval_s`` with the number folded since, so an outage costs a line a minute, not a
+    line a record. Thread-safe: delivery errors arrive on the producer's sender thread."""
+
+    def __init__(self, topic: str, interval_s: float = FAILURE_LOG_INTERVAL_S) -> None:
+        self.topic = topic
+        self.interval_s = interval_s
+        self._next_at = -math.inf
+        self._folded = 0
+        self._lock = threading.Lock()
+
+    def warn(self, what: str, exc: BaseException) -> None:
+        """Log ``what`` failed for this topic with ``exc``, unless a warning went out less
+        than ``interval_s`` ago (then only count it)."""
+        now = time.monotonic()
+        with self._lock:
+            if now < self._next_at:
+                self._folded += 1
+                return
+            folded, self._folded = self._folded, 0
+            self._next_at = now + self.interval_s
+        more = f" ({folded} more failed since the last warning)" if folded else ""
+        log.warning("%s %s failed: %s%s", what, self.topic, exc, more)
+
 
 class _Publisher:
     """A best-effort ``KafkaProducer`` to one topic that never blocks the loop for long.
 
     The producer is created on first use; if the broker is unreachable then, creation is
     retried at most every ``retry_interval_s``. ``send`` is asynchronous: delivery failures
-    are logged and counted in :attr:`failed`, deliveries in :attr:`delivered`; nothing is
-    raised into the caller.
+    are counted in :attr:`failed` and logged at most once a minute, deliveries counted in
+    :attr:`delivered`; nothing is raised into the caller.
     """
 
     def __init__(
@@ -61,6 +93,7 @@ class _Publisher:
         self._lock = threading.Lock()
         self.delivered = 0
         self.failed = 0
+        self._failures = _FailureLog(topic)
 
     def _send(
         self, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]]
@@ -72,14 +105,14 @@ class _Publisher:
         try:
             future = producer.send(self.topic, key=key, value=value, headers=headers)
         except (KafkaError, ValueError, TypeError) as exc:  # e.g. record too large
-            log.warning("sending to %s failed: %s", self.topic, exc)
+            self._failures.warn("sending to", exc)
             self._count(ok=False)
             return
         future.add_callback(lambda _metadata: self._count(ok=True))
         future.add_errback(lambda exc: self._errback(exc))
 
     def _errback(self, exc: BaseException) -> None:
-        log.warning("delivery to %s failed: %s", self.topic, exc)
+        self._failures.warn("delivery to", exc)
         self._count(ok=False)
 
     def _count(self, *, ok: bool) -> None:
