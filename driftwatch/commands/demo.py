@@ -188,6 +188,11 @@ def _add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
         "--param", action="append", type=_parameter, default=[], metavar="KEY=VALUE",
         help="a scenario parameter, e.g. drop=0.15 or change_at=4000 (repeatable)",
     )
+    parser.add_argument(
+        "--calibrated", action="store_true",
+        help="scores that are calibrated probabilities, P(label = 1 | score) under the "
+             "scenario's concept at each event (the scenario's output=calibrated)",
+    )
     parser.add_argument("--seed", type=non_negative_int, default=1,
                         help="seed of the simulated events (default: 1)")
     parser.add_argument("--length", type=positive_int, default=None, metavar="EVENTS",
@@ -218,9 +223,14 @@ def _streams(args: argparse.Namespace, models: Sequence[str]) -> dict[str, Simul
     ``ts``), ``1 / rate`` apart."""
     start_ts = getattr(args, "start_ts", None)
     start_ts = time.time() if start_ts is None else start_ts
+    params = dict(args.param)
+    if args.calibrated:
+        if params.get("output", "calibrated") != "calibrated":
+            raise ValueError(f"--calibrated and --param output={params['output']} disagree")
+        params["output"] = "calibrated"
     return {
         model: generate(args.scenario, seed=args.seed + k, length=args.length, rate=args.rate,
-                        start_ts=start_ts, **dict(args.param))
+                        start_ts=start_ts, **params)
         for k, model in enumerate(models)
     }
 
