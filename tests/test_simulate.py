@@ -511,6 +511,9 @@ def test_covariate_shift_then_concept_change_is_the_composite_of_its_parts() -> 
     assert (concept.index, concept.before, concept.band) == (20_000, shift.after, (0.5, 0.9))
     assert concept.after == pytest.approx(0.699, abs=1e-3)
     assert scenario.auc_at(25_000) == shift.after  # the scores' model keeps its AUC
+    assert scenario.labels_auc_at(19_999) == shift.after  # ... the labels do not
+    assert scenario.labels_auc_at(20_000) == concept.after
+    assert scenario.labels_auc_at(9_999) == scenario.auc_at(9_999) == 0.9
 
 
 # -- every registered scenario (a new one is tested as soon as it is registered) ------------

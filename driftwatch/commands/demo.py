@@ -103,11 +103,13 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                       help="port of the embedded broker on 127.0.0.1 (default: a free one)")
     late = demo.add_argument_group(
         "delayed labels", "predictions now, labels later, as separate records the agent joins; "
-        f"the scores are watched meanwhile (default scenario then: {demo_delayed.SCENARIO} "
-        f"with drop={demo_delayed.PARAMETERS['drop']} at prediction "
-        f"{demo_delayed.PARAMETERS['change_at']}, {demo_delayed.LENGTH} predictions)")
+        "the scores are watched and the performance estimated from them meanwhile (default "
+        f"scenario then: {demo_delayed.SCENARIO}, a covariate shift at prediction "
+        f"{demo_delayed.PARAMETERS['change_at']} and a concept change at "
+        f"{demo_delayed.PARAMETERS['concept_at']}, {demo_delayed.LENGTH} predictions)")
     late.add_argument("--delayed-labels", action="store_true",
-                      help="show a score-drift alarm arriving before the labelled AUC alarm")
+                      help="show the score-drift alarm and the estimated AUC's fall before the "
+                           "labelled AUC alarm, and a concept change only the labels show")
     late.add_argument("--label-delay", type=positive_float, default=demo_delayed.LABEL_DELAY_S,
                       metavar="SECONDS", help="mean delay of a label (default: "
                                               f"{demo_delayed.LABEL_DELAY_S:g})")

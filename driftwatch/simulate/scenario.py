@@ -198,6 +198,16 @@ class Scenario(ABC):
         """The population AUC of the concept event ``index`` is drawn from."""
         return self._value_at("auc", self._check_index(index), self.auc)
 
+    def labels_auc_at(self, index: int) -> float:
+        """The population AUC of event ``index``'s labels against the scores: :meth:`auc_at`,
+        or from a concept change on, the AUC its flipped labels give (the change point's
+        ``after``)."""
+        auc = self.auc_at(index)
+        for point in self._by_kind["concept"]:
+            if index >= point.index:
+                auc = point.after
+        return auc
+
     def positive_share_at(self, index: int) -> float:
         """The probability that event ``index`` is positive."""
         return self._value_at("ratio", self._check_index(index), self.positive_share)
