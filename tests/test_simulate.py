@@ -155,9 +155,12 @@ def test_threshold_half_is_the_equal_error_point() -> None:
     assert model.recall(0.7) < model.recall(0.5) and model.specificity(0.7) > model.specificity()
 
 
+@pytest.mark.parametrize("output", ["probability", "calibrated"])
 @pytest.mark.parametrize(("threshold", "share"), [(0.5, 0.3), (0.7, 0.3), (0.5, 1 / 16)])
-def test_empirical_recall_and_specificity_match_the_model(threshold: float, share: float) -> None:
-    scenario = Stationary(length=40_000, auc=0.85, positive_share=share)
+def test_empirical_recall_and_specificity_match_the_model(threshold: float, share: float,
+                                                          output: Any) -> None:
+    # Calibrated scores move the latent cut of a threshold: (logit t − logit π) / μ.
+    scenario = Stationary(length=40_000, auc=0.85, positive_share=share, output=output)
     events = list(scenario.events(seed=11))
     model = scenario.model_at(0)
     positives = [e for e in events if e.y_true == 1]

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from driftwatch.core.estimation.watch import CALIBRATION_DRIFT
 from driftwatch.core.join import Label, Prediction
+from driftwatch.core.monitor import Monitor
 from driftwatch.core.prediction_watch import SIGNAL_MEASURES
 from driftwatch.demo.display import Display, _number, describe_change_points
 from driftwatch.simulate import DelayDistribution, delayed_labels
@@ -139,7 +140,7 @@ def records(stream: SimulatedStream, model: str, delay: LabelDelay) -> Iterator[
 @dataclass(frozen=True, slots=True)
 class OfflineStory:
     """What :func:`offline` saw: every alarm (stamped with its record time) and the
-    estimated AUC as ``(time of the latest prediction, estimate)`` every ``every``
+    estimated AUC as ``(record time of the latest prediction, estimate)`` every ``every``
     predictions."""
 
     alarms: list[Alarm]
@@ -155,8 +156,6 @@ def offline(stream: SimulatedStream, settings: Settings, delay: LabelDelay = Lab
     applied here). The estimate is read every ``every`` predictions, as the demo's display
     reads the agent's snapshots (125: every 0.25 s at 500/s). What the tests and
     ``python -m benchmarks delayed_demo`` run."""
-    from driftwatch.core.monitor import Monitor
-
     settings = estimate_settings(join_settings(settings))
     delayed = settings.join.delayed_labels(
         lambda model: settings.monitoring.monitor_config(model).threshold)
@@ -171,7 +170,7 @@ def offline(stream: SimulatedStream, settings: Settings, delay: LabelDelay = Lab
             joined, raised = delayed.add_prediction(record, estimate)
             alarms += raised
             if estimate.predictions % every == 0:
-                estimated.append((record.ts - stream.scenario.start_ts, estimate.auc))
+                estimated.append((record.ts, estimate.auc))
         else:
             joined = delayed.add_label(record)
         if joined is not None:
