@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from driftwatch.commands.main import main
-from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Monitor
 from driftwatch.demo import delayed as demo_delayed
 from driftwatch.demo.broker import BrokerUnavailable, resolve_tansu_binary
@@ -167,30 +166,33 @@ def test_the_default_scenario_tells_its_story_with_the_default_monitor(seed: int
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_delayed_labels_story_holds_with_the_default_settings(seed: int) -> None:
-    # The delayed demo's promise, on the pure core with the agent's default join and monitor
-    # settings: after the drift, a label-free alarm comes first, the labelled AUC alarm
-    # later, each stamped with the record time it became known; nothing before the drift.
-    settings = demo_monitoring(
-        Settings.model_validate({"join": {"enabled": True, "kind_field": "kind"}}))
-    delayed = settings.join.delayed_labels(lambda model: 0.5)
-    monitor = Monitor("demo", settings.monitoring.monitor_config("demo"))
+    # The delayed demo's promise, on the pure core with the agent's default join, monitor
+    # and estimation settings as the demo sets them (the demo's offline path): no alarm in
+    # the stationary phase; after the covariate shift a label-free alarm and the estimate's
+    # fall come before the labelled AUC alarm; the calibration-drift alarm comes in the
+    # concept-change phase and not before. Every alarm is stamped with the record time it
+    # became known; the estimate is read every 125 predictions (the demo's 0.25 s snapshots
+    # at 500/s), at the latest prediction's time. Stream times start at 0.
     stream = generate(demo_delayed.SCENARIO, seed=seed, length=demo_delayed.LENGTH, rate=500.0,
                       **demo_delayed.PARAMETERS)
-    change_s = demo_delayed.PARAMETERS["change_at"] / 500.0
-    alarms = []
-    for record in demo_delayed.records(stream, "demo", demo_delayed.LabelDelay()):
-        if isinstance(record, Prediction):
-            joined, raised = delayed.add_prediction(record)
-            alarms += raised
-        else:
-            joined = delayed.add_label(record)
-        if joined is not None:
-            alarms += monitor.update(joined.event())
-    assert all(a.event_time is not None and a.event_time >= change_s for a in alarms), alarms
-    first_score = next(a for a in alarms if a.measure in demo_delayed.SCORE_MEASURES)
-    first_auc = next(a for a in alarms if a.measure == "auc")
-    assert alarms.index(first_score) < alarms.index(first_auc)
-    assert first_score.event_time < first_auc.event_time  # type: ignore[operator]
+    shift, concept = stream.change_points
+    shift_s, concept_s = shift.index / 500.0, concept.index / 500.0
+    midpoint = (shift.before + shift.after) / 2.0
+    story = demo_delayed.offline(stream, demo_monitoring(Settings()))
+    alarms, estimated = story.alarms, story.estimated
+    assert all(a.event_time is not None and a.event_time >= shift_s for a in alarms), alarms
+    times = {a.measure: a.event_time for a in reversed(alarms)
+             if a.level == "drift" and a.event_time is not None}
+    first_score = min(times[measure] for measure in demo_delayed.SCORE_MEASURES)
+    fell = next(ts for ts, auc in estimated if ts >= shift_s and auc < midpoint)
+    assert all(auc > midpoint for ts, auc in estimated if ts < shift_s)
+    assert first_score < times["auc"] and fell < times["auc"], (fell, times)
+    drifts = [a.event_time for a in alarms
+              if a.measure == "calibration_drift" and a.event_time is not None]
+    assert drifts and all(concept_s <= ts for ts in drifts), (drifts, concept_s)
+    # Meanwhile the estimate stayed where the scores put it: it cannot see the concept change.
+    after = [auc for ts, auc in estimated if concept_s <= ts < drifts[0]]
+    assert after and all(abs(auc - shift.after) < 0.03 for auc in after), after
 
 
 # -- the demo, end to end ------------------------------------------------------------------
@@ -225,8 +227,9 @@ def test_demo_runs_the_scenario_and_finds_the_real_drift_only(
 def test_delayed_labels_demo_shows_the_score_alarm_before_the_auc_alarm(
     tmp_path: Path, demos: list[Demo]
 ) -> None:
-    # 5x faster than the default, labels 4 s late on average: the drift at prediction 12000
-    # comes 4.8 s in, the predictions end at 6.4 s, the labels 4 s later.
+    # 5x faster than the default, labels 4 s late on average: the covariate shift at
+    # prediction 12000 comes 4.8 s in, the concept change at 20000 8 s in, the predictions
+    # end at 10.4 s, the labels 4 s later.
     demo = Demo(tmp_path, "--delayed-labels", "--rate", FAST_RATE, "--label-delay", "4")
     demos.append(demo)
     broker_port = demo.broker_port
@@ -234,6 +237,7 @@ def test_delayed_labels_demo_shows_the_score_alarm_before_the_auc_alarm(
     demo.wait_for(r"^\s+\d+s\s+[1-9]\d*\s+[1-9]\d*\s")  # predictions and labels joined
     status, body = http_get(url)
     assert status == 200 and b'driftwatch_join_pending_predictions{model="demo"}' in body
+    assert b'driftwatch_measure_estimated{measure="auc",model="demo"}' in body
 
     assert demo.wait_exit(RUN_S) == 0, demo.output()
     output = demo.output()
@@ -242,7 +246,12 @@ def test_delayed_labels_demo_shows_the_score_alarm_before_the_auc_alarm(
               for at, kind, _, measure, level in TIMED_ALARM.findall(output)]
     scores = [a for a in alarms if a[1] == "prediction" and a[3] == "drift"]
     aucs = [a for a in alarms if a[2] == "auc" and a[3] == "drift"]
-    assert scores and aucs, output
+    drifts = [a for a in alarms if a[2] == "calibration_drift"]
+    assert scores and aucs and drifts, output
+    assert "event 20000: labels flipped for scores in [0.50, 0.90), AUC 0.80 -> 0.70" in output
+    # Nothing in the stationary phase, before the shift at 4.8 s.
+    assert all(at >= 4.8 for at, *_ in alarms), output
+    assert "before the first change (4.8 s): no alarm, as it should be" in output
     # In the order they were printed, the scores' alarm first; by their record times too.
     assert alarms.index(scores[0]) < alarms.index(aucs[0]), output
     assert 4.8 <= scores[0][0] < aucs[0][0], output
@@ -251,6 +260,18 @@ def test_delayed_labels_demo_shows_the_score_alarm_before_the_auc_alarm(
     lead = re.search(r"lead time of the scores over the labels: ([\d.]+) s", output)
     assert lead is not None, output
     assert float(lead.group(1)) == pytest.approx(aucs[0][0] - scores[0][0], abs=0.11)
+    # The estimate fell below the midpoint of 0.9 and 0.8 before the labels confirmed it.
+    fell = re.search(r"estimated AUC below 0\.85: ([\d.]+) s", output)
+    assert fell is not None, output
+    assert 4.8 <= float(fell.group(1)) < aucs[0][0], output
+    lead = re.search(r"lead time of the estimate over the labels: ([\d.]+) s", output)
+    assert lead is not None, output
+    assert float(lead.group(1)) == pytest.approx(aucs[0][0] - float(fell.group(1)), abs=0.11)
+    # The concept change at 8 s: only the self-check, on the labels, catches it.
+    assert all(at >= 8.0 for at, *_ in drifts), output
+    missed = re.search(r"estimated AUC meanwhile: ([\d.]+) to ([\d.]+)", output)
+    assert missed is not None, output
+    assert 0.77 < float(missed.group(1)) <= float(missed.group(2)) < 0.83, output
     assert "Traceback" not in output
     assert_no_broker_left(broker_port)
 

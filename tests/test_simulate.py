@@ -37,6 +37,8 @@ from driftwatch.simulate import (
     BinormalModel,
     ChangePoint,
     Composite,
+    ConceptChange,
+    CovariateShiftThenConceptChange,
     GradualAucDrop,
     MinMaj,
     RatioChange,
@@ -153,9 +155,12 @@ def test_threshold_half_is_the_equal_error_point() -> None:
     assert model.recall(0.7) < model.recall(0.5) and model.specificity(0.7) > model.specificity()
 
 
+@pytest.mark.parametrize("output", ["probability", "calibrated"])
 @pytest.mark.parametrize(("threshold", "share"), [(0.5, 0.3), (0.7, 0.3), (0.5, 1 / 16)])
-def test_empirical_recall_and_specificity_match_the_model(threshold: float, share: float) -> None:
-    scenario = Stationary(length=40_000, auc=0.85, positive_share=share)
+def test_empirical_recall_and_specificity_match_the_model(threshold: float, share: float,
+                                                          output: Any) -> None:
+    # Calibrated scores move the latent cut of a threshold: (logit t − logit π) / μ.
+    scenario = Stationary(length=40_000, auc=0.85, positive_share=share, output=output)
     events = list(scenario.events(seed=11))
     model = scenario.model_at(0)
     positives = [e for e in events if e.y_true == 1]
@@ -397,6 +402,123 @@ def test_defaults_are_the_documented_ones() -> None:
     )
 
 
+# -- calibrated scores, covariate shift and concept change ---------------------------------
+
+
+def calibration_z(events: Sequence[Event], bins: int = 10) -> list[float]:
+    """Per score bin of width 1/bins: (positives − Σ score) / √Σ score·(1 − score). Given
+    the scores, calibrated labels are independent Bernoulli(score) draws, so each is a
+    standardized sum of independent terms with exactly that mean and variance: about
+    N(0, 1) in every bin of a few hundred events, whatever the score distribution."""
+    sums = np.zeros((3, bins))
+    for event in events:
+        k = min(int(event.y_score * bins), bins - 1)
+        sums[:, k] += (event.y_true, event.y_score, event.y_score * (1.0 - event.y_score))
+    return [float((pos - mean) / math.sqrt(var))
+            for pos, mean, var in sums.T if var > 25.0]  # bins with ≥ ~100 events
+
+
+@pytest.mark.parametrize(("auc", "share"), [(0.9, 0.3), (0.7, 0.3), (0.85, 1 / 16), (0.6, 0.8)])
+def test_calibrated_scores_are_the_positive_share_of_their_bin(auc: float, share: float) -> None:
+    # 100 000 events: every populated bin's positives within Z standard errors of Σ score
+    # (about 0.004 in share for a bin of 10 000 events). The logistic of the latent score,
+    # the default output, is not calibrated: the same check fails it by far.
+    events = list(generate("stationary", seed=3, length=100_000, auc=auc,
+                           positive_share=share, output="calibrated"))
+    zs = calibration_z(events)
+    assert len(zs) >= 3 and all(abs(z) <= Z for z in zs), zs
+    assert_auc(events, auc)  # calibration is monotone: the AUC is the model's
+    raw = list(generate("stationary", seed=3, length=100_000, auc=auc, positive_share=share))
+    assert max(abs(z) for z in calibration_z(raw)) > 10 * Z
+
+
+def test_calibrated_score_is_the_posterior_by_bayes_rule() -> None:
+    # Worked numbers: P(y = 1 | x) from the two normal densities and the prior, directly.
+    model = BinormalModel(auc=0.8, positive_share=0.2, output="calibrated")
+    m = model.separation / 2.0
+    for x in (-2.0, -0.3, 0.0, 1.7):
+        positive = 0.2 * math.exp(-((x - m) ** 2) / 2)
+        negative = 0.8 * math.exp(-((x + m) ** 2) / 2)
+        assert model.score(x) == pytest.approx(positive / (positive + negative), rel=1e-12)
+    # The threshold's latent cut inverts the score, so recall and specificity hold for it.
+    for t in (0.1, 0.5, 0.77):
+        assert model.score(model._latent_cut(t)) == pytest.approx(t, rel=1e-12)
+
+
+def test_covariate_shift_moves_the_scores_and_keeps_them_calibrated() -> None:
+    stream = generate("covariate_shift_then_concept_change", seed=5, length=150_000,
+                      change_at=50_000, concept_at=149_999)
+    events = list(stream)
+    before, after = events[:50_000], events[50_000:149_999]
+    for segment, auc in ((before, 0.9), (after, 0.8)):
+        zs = calibration_z(segment)
+        assert all(abs(z) <= Z for z in zs), zs  # P(label | score) = score on both sides
+        assert_auc(segment, auc)
+    # The scores moved: more of them in the uncertain middle after the shift.
+    middle = [sum(0.3 <= e.y_score < 0.7 for e in seg) / len(seg) for seg in (before, after)]
+    assert middle[1] > middle[0] + 0.05, middle
+
+
+def test_concept_change_flips_the_labels_of_its_band_and_nothing_else() -> None:
+    # Exact: the same draws as the scenario without it; from change_at on, labels of scores
+    # in [band_low, band_high) are flipped, every score and every other label unchanged.
+    common = dict(length=20_000, auc=0.8, output="calibrated")
+    changed = list(generate("concept_change", seed=9, change_at=7000, band_low=0.4,
+                            band_high=0.7, **common))
+    plain = list(generate("stationary", seed=9, **common))
+    flipped = 0
+    for index, (event, reference) in enumerate(zip(changed, plain, strict=True)):
+        assert event.y_score == reference.y_score and event.ts == reference.ts
+        in_band = index >= 7000 and 0.4 <= reference.y_score < 0.7
+        assert event.y_true == (1 - reference.y_true if in_band else reference.y_true)
+        flipped += in_band
+    assert flipped > 1000
+    # Before the change the scores are calibrated; inside the band after it they are not.
+    assert all(abs(z) <= Z for z in calibration_z(changed[:7000]))
+    assert max(abs(z) for z in calibration_z(changed[7000:])) > 3 * Z
+
+
+@pytest.mark.parametrize(("auc", "share", "band", "output"), [
+    (0.8, 0.3, (0.5, 0.9), "calibrated"),
+    (0.9, 0.3, (0.5, 0.8), "calibrated"),
+    (0.7, 1 / 16, (0.1, 0.3), "calibrated"),
+    (0.9, 0.5, (0.6, 0.95), "probability"),
+    (0.75, 0.4, (-0.5, 1.0), "latent"),
+])
+def test_flipped_auc_is_the_auc_of_the_flipped_stream(
+    auc: float, share: float, band: tuple[float, float], output: str
+) -> None:
+    scenario = ConceptChange(length=200_000, auc=auc, positive_share=share, output=output,
+                             band_low=band[0], band_high=band[1], change_at=1)
+    (point,) = scenario.change_points
+    assert point.before == auc and point.band == band
+    assert_auc(list(SimulatedStream(scenario, seed=2))[1:], point.after)
+
+
+def test_flipped_auc_limits() -> None:
+    model = BinormalModel(auc=0.85, positive_share=0.3, output="calibrated")
+    # Every label flipped: the ranking is reversed exactly.
+    assert model.flipped_auc(1e-15, 1 - 1e-15) == pytest.approx(0.15, abs=1e-5)
+    # A band holding almost nothing changes nothing.
+    assert model.flipped_auc(0.999999, 0.9999999) == pytest.approx(0.85, abs=1e-5)
+    with pytest.raises(ValueError, match=r"^low must be below high"):
+        model.flipped_auc(0.6, 0.4)
+
+
+def test_covariate_shift_then_concept_change_is_the_composite_of_its_parts() -> None:
+    scenario = CovariateShiftThenConceptChange(length=30_000)
+    assert scenario.output == "calibrated"
+    assert [p.kind for p in scenario.change_points] == ["auc", "concept"]
+    shift, concept = scenario.change_points
+    assert (shift.index, shift.before, shift.after) == (10_000, 0.9, pytest.approx(0.8))
+    assert (concept.index, concept.before, concept.band) == (20_000, shift.after, (0.5, 0.9))
+    assert concept.after == pytest.approx(0.699, abs=1e-3)
+    assert scenario.auc_at(25_000) == shift.after  # the scores' model keeps its AUC
+    assert scenario.labels_auc_at(19_999) == shift.after  # ... the labels do not
+    assert scenario.labels_auc_at(20_000) == concept.after
+    assert scenario.labels_auc_at(9_999) == scenario.auc_at(9_999) == 0.9
+
+
 # -- every registered scenario (a new one is tested as soon as it is registered) ------------
 
 
@@ -411,6 +533,13 @@ def test_registered_scenario_schedule_agrees_with_its_change_points(name: str, l
     assert scenario.positive_share_at(0) == scenario.positive_share
     for point in scenario.change_points:
         assert 0 < point.index <= point.end <= length and point.index < length
+        if point.kind == "concept":  # the labels change, the scores' schedule does not
+            assert point.sudden and point.band is not None
+            assert scenario.auc_at(point.index - 1) == point.before
+            assert scenario.auc_at(point.index) == point.before
+            assert scenario.positive_share_at(point.index - 1) == \
+                scenario.positive_share_at(point.index)
+            continue
         assert value_at[point.kind](point.index - 1) == point.before
         if point.end < length:
             assert value_at[point.kind](point.end) == pytest.approx(point.after)
@@ -423,7 +552,8 @@ def test_registered_scenario_schedule_agrees_with_its_change_points(name: str, l
     # Outside the change points' [index, end] nothing moves.
     for at in (scenario.auc_at, scenario.positive_share_at):
         for i in range(length - 1):
-            if not any(p.index <= i + 1 <= p.end for p in scenario.change_points):
+            if not any(p.index <= i + 1 <= p.end for p in scenario.change_points
+                       if p.kind != "concept"):
                 assert at(i) == at(i + 1), (name, i)
 
 
@@ -484,6 +614,17 @@ BAD_PARAMETERS: list[tuple[str, dict[str, Any], str]] = [
     ("auc_drop_then_ratio_change", {"ratio_change_at": 20_000}, "ratio_change_at"),
     ("auc_drop_then_ratio_change", {"positive_share_after": 0.3}, "positive_share_after"),
     ("auc_drop_then_ratio_change", {"positive_share_after": 1.0}, "positive_share_after"),
+    ("stationary", {"auc": 0.5, "output": "calibrated"}, "auc"),
+    ("sudden_auc_drop", {"drop": 0.45, "output": "calibrated"}, "drop"),
+    ("gradual_auc_drop", {"auc": 0.7, "drop": 0.3, "output": "calibrated"}, "drop"),
+    ("concept_change", {"band_low": 0.0}, "band_low"),
+    ("concept_change", {"band_high": 1.0}, "band_high"),
+    ("concept_change", {"band_low": 0.7, "band_high": 0.6}, "band_high"),
+    ("concept_change", {"change_at": 0}, "change_at"),
+    ("covariate_shift_then_concept_change", {"drop": 0.45}, "drop"),
+    ("covariate_shift_then_concept_change", {"concept_at": 100}, "concept_at"),
+    ("covariate_shift_then_concept_change", {"change_at": 0}, "change_at"),
+    ("covariate_shift_then_concept_change", {"band_low": 0.95}, "band_high"),
 ]
 
 
@@ -565,6 +706,7 @@ def test_imports_only_the_standard_library_and_the_event() -> None:
         "collections.abc",
         "dataclasses",
         "functools",
+        "itertools",
         "statistics",
         "typing",
         "driftwatch.core.events",

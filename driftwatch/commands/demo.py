@@ -103,11 +103,13 @@ def add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                       help="port of the embedded broker on 127.0.0.1 (default: a free one)")
     late = demo.add_argument_group(
         "delayed labels", "predictions now, labels later, as separate records the agent joins; "
-        f"the scores are watched meanwhile (default scenario then: {demo_delayed.SCENARIO} "
-        f"with drop={demo_delayed.PARAMETERS['drop']} at prediction "
-        f"{demo_delayed.PARAMETERS['change_at']}, {demo_delayed.LENGTH} predictions)")
+        "the scores are watched and the performance estimated from them meanwhile (default "
+        f"scenario then: {demo_delayed.SCENARIO}, a covariate shift at prediction "
+        f"{demo_delayed.PARAMETERS['change_at']} and a concept change at "
+        f"{demo_delayed.PARAMETERS['concept_at']}, {demo_delayed.LENGTH} predictions)")
     late.add_argument("--delayed-labels", action="store_true",
-                      help="show a score-drift alarm arriving before the labelled AUC alarm")
+                      help="show the score-drift alarm and the estimated AUC's fall before the "
+                           "labelled AUC alarm, and a concept change only the labels show")
     late.add_argument("--label-delay", type=positive_float, default=demo_delayed.LABEL_DELAY_S,
                       metavar="SECONDS", help="mean delay of a label (default: "
                                               f"{demo_delayed.LABEL_DELAY_S:g})")
@@ -188,6 +190,11 @@ def _add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
         "--param", action="append", type=_parameter, default=[], metavar="KEY=VALUE",
         help="a scenario parameter, e.g. drop=0.15 or change_at=4000 (repeatable)",
     )
+    parser.add_argument(
+        "--calibrated", action="store_true",
+        help="scores that are calibrated probabilities, P(label = 1 | score) under the "
+             "scenario's concept at each event (the scenario's output=calibrated)",
+    )
     parser.add_argument("--seed", type=non_negative_int, default=1,
                         help="seed of the simulated events (default: 1)")
     parser.add_argument("--length", type=positive_int, default=None, metavar="EVENTS",
@@ -218,9 +225,14 @@ def _streams(args: argparse.Namespace, models: Sequence[str]) -> dict[str, Simul
     ``ts``), ``1 / rate`` apart."""
     start_ts = getattr(args, "start_ts", None)
     start_ts = time.time() if start_ts is None else start_ts
+    params = dict(args.param)
+    if args.calibrated:
+        if params.get("output", "calibrated") != "calibrated":
+            raise ValueError(f"--calibrated and --param output={params['output']} disagree")
+        params["output"] = "calibrated"
     return {
         model: generate(args.scenario, seed=args.seed + k, length=args.length, rate=args.rate,
-                        start_ts=start_ts, **dict(args.param))
+                        start_ts=start_ts, **params)
         for k, model in enumerate(models)
     }
 

@@ -38,6 +38,11 @@ def describe_change_points(points: Sequence[ChangePoint]) -> list[str]:
         if point.kind == "auc":
             lines.append(f"{where}: AUC {point.before:.2f} -> {point.after:.2f} "
                          "(real drift: an AUC alarm should follow)")
+        elif point.kind == "concept":
+            low, high = point.band or (math.nan, math.nan)
+            lines.append(f"{where}: labels flipped for scores in [{low:.2f}, {high:.2f}), AUC "
+                         f"{point.before:.2f} -> {point.after:.2f} (concept change: the scores "
+                         "do not move, only the labels show it)")
         else:
             lines.append(f"{where}: positive share {point.before:.2f} -> {point.after:.2f} "
                          "(virtual drift: no AUC alarm should follow)")
@@ -140,11 +145,11 @@ class Display:
         ends = [p.index for p in points[1:]] + [math.inf] if points else []
         for point, end in zip(points, ends, strict=True):
             auc_after = [n for n in auc_alarms if point.index <= n < end]
-            kind = "AUC" if point.kind == "auc" else "class-ratio"
+            kind = {"auc": "AUC", "ratio": "class-ratio", "concept": "concept"}[point.kind]
             if processed <= point.index:
                 self.line(f"  {kind} change at event {point.index}: not reached "
                           f"(stopped after {processed} events)")
-            elif point.kind == "auc":
+            elif point.kind in ("auc", "concept"):  # real drifts
                 first = [a for a in self.alarms if point.index <= a.event_count < end]
                 found = (f"first alarm {first[0].event_count - point.index} events later "
                          f"({first[0].measure}), " if first else "")

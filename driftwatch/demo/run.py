@@ -12,8 +12,10 @@ a simulated model producing the scenario's events on another thread
 (:class:`~driftwatch.demo.feed.Feed`). The main thread prints a progress line every second
 and each alarm as it fires (the agent's ``on_alarm`` hook), and at the end a verdict against
 the scenario's true change points. With ``--delayed-labels`` the model sends predictions
-now and labels later, as separate records the agent joins, and the verdict gives the lead
-time of the label-free alarms over the labelled AUC alarm (:mod:`driftwatch.demo.delayed`).
+now and labels later, as separate records the agent joins, with the estimated performance
+on, and the verdict gives the lead time of the label-free alarms and of the estimated AUC
+over the labelled AUC alarm, and the calibration-drift alarm of a concept change the
+estimate cannot see (:mod:`driftwatch.demo.delayed`).
 With ``--prometheus`` a real Prometheus scrapes the agent with the chart's alert rules, time
 compressed as the story is, and each alert's change of state is printed as it happens
 (:mod:`driftwatch.demo.prometheus`; started after the agent serves, stopped before it).
@@ -137,7 +139,8 @@ class DemoRun:
         self.delay = delay
         out = sys.stdout if out is None else out
         self.display = Display(out) if delay is None else DelayedDisplay(
-            out, delay, base.join.score_drift.reference_size)
+            out, delay, base.join.score_drift.reference_size,
+            demo_delayed.estimate_settings(base).monitoring.defaults.estimation.calibration)
         self.stop = threading.Event()
         """Set by Ctrl+C or SIGTERM: the run ends and everything stops in order."""
         self._alarms: queue.SimpleQueue[Alarm] = queue.SimpleQueue()
@@ -189,7 +192,7 @@ class DemoRun:
         if self.prometheus is not None:
             settings = demo_alert_floor(settings)
         if self.delay is not None:
-            settings = demo_delayed.join_settings(settings)
+            settings = demo_delayed.estimate_settings(demo_delayed.join_settings(settings))
         producer_options = producer_config(settings.kafka.consumer_config())
         try:
             ensure_topic(producer_options, DEMO_TOPIC)
@@ -303,6 +306,8 @@ class DemoRun:
             while pending and (pending[0][1].event_count <= processed
                                or now - pending[0][0] > 2 * SNAPSHOT_INTERVAL_S):
                 self.display.alarm(pending.pop(0)[1])
+            if isinstance(self.display, DelayedDisplay):
+                self.display.observe(agent.snapshot)
             self._show_alert_changes(processed)
             failure = self._failure_now()
             if failure is not None:

@@ -20,6 +20,10 @@ model shifted by −μ/2: a location shift changes no ranking, and centring the 
 σ(x) = 1 / (1 + e⁻ˣ), which is monotone, so scores look like probabilities and every ranking
 measure, AUC included, is unchanged. The positive share π (class ratio P:N = π : 1 − π) is
 independent of the scores: changing it is a *virtual* drift, changing the AUC a *real* one.
+With ``output="calibrated"`` the score is P(label = 1 | x) = σ(μ·x + logit π), a calibrated
+probability under the concept the event is drawn from (:class:`BinormalModel`): an AUC drop is
+then a covariate shift (the scores' distribution moves, P(label | score) stays the score),
+and a :class:`ConceptChange` the opposite.
 
 **The scenarios** (:data:`SCENARIOS`) are small frozen specs that know their true
 :class:`ChangePoint` s and generate :class:`~driftwatch.core.events.Event` streams:
@@ -34,6 +38,11 @@ independent of the scores: changing it is a *virtual* drift, changing the AUC a 
 ``recurring_ratio``             the class ratio alternates between two values every ``period``
 ``auc_drop_then_ratio_change``  the AUC drops, later the class ratio changes (real, then
                                 virtual drift: a :class:`Composite`; the embedded demo's story)
+``concept_change``              the labels of a score band flip, the scores do not move (real
+                                drift that no estimate from the scores can see)
+``covariate_shift_then_``       with calibrated scores: the AUC drops (the scores move,
+``concept_change``              P(label | score) does not), later a concept change (the
+                                delayed-labels demo's story)
 ==============================  ===============================================================
 
 Modules: :mod:`~driftwatch.simulate.binormal` (the scoring model and the parameter checks),
@@ -98,6 +107,8 @@ from driftwatch.simulate.scenario import ChangePoint, DriftKind, Scenario
 from driftwatch.simulate.scenarios import (
     AucDropThenRatioChange,
     Composite,
+    ConceptChange,
+    CovariateShiftThenConceptChange,
     GradualAucDrop,
     MinMaj,
     RatioChange,
@@ -114,6 +125,8 @@ __all__ = [
     "BinormalModel",
     "ChangePoint",
     "Composite",
+    "ConceptChange",
+    "CovariateShiftThenConceptChange",
     "DelayDistribution",
     "DriftKind",
     "GradualAucDrop",
@@ -137,7 +150,7 @@ __all__ = [
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls
     for cls in (Stationary, SuddenAucDrop, GradualAucDrop, RatioChange, MinMaj, RecurringRatio,
-                AucDropThenRatioChange)
+                AucDropThenRatioChange, ConceptChange, CovariateShiftThenConceptChange)
 }
 """Scenario classes by name. Each class is its own factory: call it with keyword parameters
 (all have defaults: 20 000 events, AUC 0.9, π 0.3, changes in the middle, AUC drops of 0.1;

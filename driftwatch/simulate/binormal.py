@@ -9,14 +9,16 @@ checks of the simulator's parameters, shared by its modules.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal, get_args
 
-Output = Literal["probability", "latent"]
-"""How scores are reported: σ(x) in (0, 1), or the latent binormal score x itself."""
+Output = Literal["probability", "latent", "calibrated"]
+"""How scores are reported: σ(x) in (0, 1), the latent binormal score x itself, or the
+calibrated probability P(label = 1 | x) = σ(μ·x + logit π) (:meth:`BinormalModel.score`)."""
 
 IMBALANCE_RATIOS: tuple[str, ...] = ("1:15", "1:4", "1:1", "4:1", "15:1")
 """The class ratios P:N studied in Brzezinski et al. 2019 (§III): balance, low and moderate
@@ -55,6 +57,14 @@ def _check_seed(seed: object) -> int:
 def _check_output(output: object) -> None:
     if output not in get_args(Output):
         raise ValueError(f"output must be one of {get_args(Output)}, got {output!r}")
+
+
+def _check_calibrated_auc(name: str, auc: float, output: object) -> None:
+    """Calibrated scores need μ > 0 (:class:`BinormalModel`): at AUC 0.5 every score is π,
+    below it the calibrated score would rank the other way and its AUC be 1 − auc."""
+    if output == "calibrated" and not auc > 0.5:
+        raise ValueError(f"{name} must be above 0.5 with output 'calibrated' (below it the "
+                         f"calibrated score ranks the other way), got {auc!r}")
 
 
 def positive_share_from_ratio(ratio: str) -> float:
@@ -98,14 +108,30 @@ def _logistic(x: float) -> float:
     return z / (1.0 + z)
 
 
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+def _report(latent: float, half_separation: float, positive_share: float,
+            output: Output) -> float:
+    """The reported score of latent score ``latent`` (:meth:`BinormalModel.score`)."""
+    if output == "probability":
+        return _logistic(latent)
+    if output == "latent":
+        return latent
+    # The log-likelihood ratio of N(+μ/2, 1) against N(−μ/2, 1) at x is μ·x; plus the log
+    # prior odds it is the log posterior odds (Bayes' rule).
+    return _logistic(2.0 * half_separation * latent + _logit(positive_share))
+
+
 def _draw(
-    rng: random.Random, half_separation: float, positive_share: float, probability: bool
+    rng: random.Random, half_separation: float, positive_share: float, output: Output
 ) -> tuple[int, float]:
     """One (label, score) pair. Always two draws from ``rng``, label first, so streams with
     the same seed stay aligned event by event whatever the parameters."""
     y_true = 1 if rng.random() < positive_share else 0
     latent = rng.gauss(half_separation if y_true else -half_separation, 1.0)
-    return y_true, (_logistic(latent) if probability else latent)
+    return y_true, _report(latent, half_separation, positive_share, output)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +156,20 @@ class BinormalModel:
     another threshold; :meth:`recall` and :meth:`specificity` give the population values for
     any threshold. With ``output="latent"`` the same midpoint is the threshold 0.0.
 
+    **Calibrated scores** (``output="calibrated"``). σ(x) is a probability in name only: the
+    share of positives among events scored s is not s. The calibrated score is that share,
+    P(label = 1 | x) = σ(μ·x + logit π): by Bayes' rule the posterior log odds are the
+    log-likelihood ratio of the two normal densities at x, log φ(x − μ/2) − log φ(x + μ/2)
+    = μ·x, plus the prior log odds logit π. It is increasing in x (μ > 0: ``auc`` above 0.5
+    is required), so the AUC is unchanged; unlike σ(x) it moves with π and μ, so a model
+    whose scores are calibrated under one concept reports different scores under another.
+    With it the threshold 0.5 is the Bayes (minimum-error) threshold for any π.
+
     Parameters:
-        auc: population AUC, in (0, 1).
+        auc: population AUC, in (0, 1); above 0.5 with ``output="calibrated"``.
         positive_share: probability that an event is positive, π, in (0, 1).
-        output: ``"probability"`` reports σ(x), ``"latent"`` reports x.
+        output: ``"probability"`` reports σ(x), ``"latent"`` reports x, ``"calibrated"``
+            reports P(label = 1 | x).
 
     Example:
         >>> model = BinormalModel(auc=0.9, positive_share=0.3)
@@ -155,6 +191,7 @@ class BinormalModel:
         _check_open_unit("auc", self.auc)
         _check_open_unit("positive_share", self.positive_share)
         _check_output(self.output)
+        _check_calibrated_auc("auc", self.auc, self.output)
 
     @property
     def separation(self) -> float:
@@ -163,16 +200,30 @@ class BinormalModel:
 
     def draw(self, rng: random.Random) -> tuple[int, float]:
         """Draw one ``(y_true, y_score)`` pair from ``rng`` (two draws: label, then score)."""
-        return _draw(rng, self.separation / 2.0, self.positive_share, self.output == "probability")
+        return _draw(rng, self.separation / 2.0, self.positive_share, self.output)
 
-    def _latent_cut(self, threshold: float) -> float:
-        """The decision threshold on the latent scale, x_t (the logit of a probability)."""
+    def score(self, latent: float) -> float:
+        """The reported score of latent score x: σ(x), x, or P(label = 1 | x) =
+        σ(μ·x + logit π) (class docstring).
+
+        Example:
+            >>> model = BinormalModel(auc=0.9, positive_share=0.3, output="calibrated")
+            >>> round(model.score(0.0), 4)  # x = 0 is as likely either way: the prior, π
+            0.3
+        """
+        return _report(latent, self.separation / 2.0, self.positive_share, self.output)
+
+    def _latent_cut(self, threshold: float, name: str = "threshold") -> float:
+        """The reported score ``threshold`` on the latent scale, x_t (the inverse of
+        :meth:`score`)."""
         if self.output == "latent":
             if not _is_real(threshold) or not math.isfinite(threshold):
-                raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+                raise ValueError(f"{name} must be a finite number, got {threshold!r}")
             return float(threshold)
-        threshold = _check_open_unit("threshold", threshold)
-        return math.log(threshold / (1.0 - threshold))
+        logit = _logit(_check_open_unit(name, threshold))
+        if self.output == "calibrated":
+            return (logit - _logit(self.positive_share)) / self.separation
+        return logit
 
     def recall(self, threshold: float = 0.5) -> float:
         """Population P(y_score ≥ threshold | positive) = Φ(μ/2 − x_t), x_t the latent cut."""
@@ -181,3 +232,45 @@ class BinormalModel:
     def specificity(self, threshold: float = 0.5) -> float:
         """Population P(y_score < threshold | negative) = Φ(x_t + μ/2)."""
         return _STANDARD_NORMAL.cdf(self._latent_cut(threshold) + self.separation / 2.0)
+
+    def flipped_auc(self, low: float, high: float) -> float:
+        """The population AUC when the labels of every event scored in [low, high) are
+        flipped (a concept change: the scores as before, the labels not).
+
+        Inside the band positives have the negatives' density and the other way round. The
+        AUC, P(x⁺ > x⁻) under those densities, is summed over cells of the latent axis no
+        wider than 0.002, cut at the band's ends, each cell's class masses exact (differences
+        of Φ) and pairs within a cell counted half: error O(width²), below 10⁻⁵.
+
+        Example:
+            >>> model = BinormalModel(auc=0.9, positive_share=0.3, output="calibrated")
+            >>> round(model.flipped_auc(0.5, 0.8), 3)
+            0.867
+
+        Raises:
+            ValueError: naming ``low`` or ``high`` when one is not a score (in (0, 1) unless
+                the output is latent) or ``low >= high``.
+        """
+        a, b = self._latent_cut(low, "low"), self._latent_cut(high, "high")
+        if not a < b:
+            raise ValueError(f"low must be below high, got low={low!r}, high={high!r}")
+        m, share = self.separation / 2.0, self.positive_share
+        start, stop = -abs(m) - 10.0, abs(m) + 10.0
+        edges = sorted({start, stop, *(x for x in (a, b) if start < x < stop)})
+        cdf = _STANDARD_NORMAL.cdf
+        negatives_below = positive_mass = pairs = negative_mass = 0.0
+        for left, right in itertools.pairwise(edges):
+            cells = max(1, math.ceil((right - left) / 0.002))
+            inside = a <= left < b
+            for k in range(cells):
+                x0 = left + (right - left) * k / cells
+                x1 = left + (right - left) * (k + 1) / cells
+                pos = share * (cdf(x1 - m) - cdf(x0 - m))
+                neg = (1.0 - share) * (cdf(x1 + m) - cdf(x0 + m))
+                if inside:
+                    pos, neg = neg, pos
+                pairs += pos * (negatives_below + neg / 2.0)
+                negatives_below += neg
+                positive_mass += pos
+                negative_mass += neg
+        return pairs / (positive_mass * negative_mass)

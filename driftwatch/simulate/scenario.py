@@ -13,7 +13,7 @@ import random
 from abc import ABC, abstractmethod
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Literal, get_args
 
@@ -21,6 +21,7 @@ from driftwatch.core.events import Event
 from driftwatch.simulate.binormal import (
     BinormalModel,
     Output,
+    _check_calibrated_auc,
     _check_int,
     _check_open_unit,
     _check_output,
@@ -30,9 +31,10 @@ from driftwatch.simulate.binormal import (
     _separation,
 )
 
-DriftKind = Literal["auc", "ratio"]
+DriftKind = Literal["auc", "ratio", "concept"]
 """``"auc"``: real drift, the class-conditional scores change. ``"ratio"``: virtual drift,
-only the class ratio changes."""
+only the class ratio changes. ``"concept"``: real drift the scores do not show, the labels of
+a score band are flipped (P(label | score) changes, the scores' distribution does not)."""
 
 
 # -- change points and scenarios ---------------------------------------------------------------
@@ -45,13 +47,20 @@ class ChangePoint:
     Attributes:
         index: the first event drawn from a changed concept (0-based). Detection delay is
             measured from here.
-        kind: ``"auc"`` (real drift: the population AUC changes) or ``"ratio"`` (virtual
-            drift: the positive share changes, the scores' distributions do not).
-        before: the AUC or positive share up to ``index`` (exclusive).
-        after: the AUC or positive share from ``end`` on.
+        kind: ``"auc"`` (real drift: the population AUC changes), ``"ratio"`` (virtual
+            drift: the positive share changes, the scores' distributions do not) or
+            ``"concept"`` (real drift the scores do not show: from ``index`` on the labels
+            of the events scored in ``band`` are flipped; always sudden).
+        before: the AUC or positive share up to ``index`` (exclusive); for ``"concept"``
+            the population AUC of the labels against the scores before the flip.
+        after: the AUC or positive share from ``end`` on; for ``"concept"`` the population
+            AUC after the flip (:meth:`~driftwatch.simulate.binormal.BinormalModel.flipped_auc`,
+            for the scoring model at ``index``). :meth:`Scenario.auc_at` stays the scores'
+            model's AUC: the scores do not change.
         end: the first event at which ``after`` holds fully. ``end == index`` for a sudden
             change; for a gradual one the events in ``[index, end)`` interpolate linearly,
             each strictly between ``before`` and ``after``.
+        band: ``"concept"`` only: the scores [low, high) whose labels are flipped.
     """
 
     index: int
@@ -59,6 +68,7 @@ class ChangePoint:
     before: float
     after: float
     end: int
+    band: tuple[float, float] | None = field(default=None, repr=False)
 
     @property
     def sudden(self) -> bool:
@@ -84,7 +94,9 @@ class Scenario(ABC):
         rate: events per second of event time, > 0.
         start_ts: ``ts`` of the first event; event ``i`` has ``ts = start_ts + i / rate``.
             The simulator never reads the clock: pass the current time for live-looking ts.
-        output: ``"probability"`` or ``"latent"`` scores (see :class:`BinormalModel`).
+        output: ``"probability"``, ``"latent"`` or ``"calibrated"`` scores (see
+            :class:`BinormalModel`; calibrated scores need every AUC of the schedule above
+            0.5).
 
     Cost: :meth:`auc_at` and :meth:`positive_share_at` are O(log c) for c change points;
     :meth:`events` costs O(1) per event.
@@ -155,6 +167,16 @@ class Scenario(ABC):
                 if point.before != value or point.after == point.before:
                     raise ValueError(f"change point does not chain: {point}")
                 previous_end, value = point.end, point.after
+        concepts = self._by_kind["concept"]
+        if len(concepts) > 1:
+            raise ValueError(f"at most one concept change per scenario, got {concepts}")
+        for point in concepts:
+            if not 0 < point.index == point.end < self.length or point.band is None:
+                raise ValueError(f"a concept change is sudden, inside the stream and has a "
+                                 f"band: {point}")
+        _check_calibrated_auc("auc", self.auc, self.output)
+        for point in self._by_kind["auc"]:
+            _check_calibrated_auc("drop (the AUC after it)", point.after, self.output)
 
     def _value_at(self, kind: DriftKind, index: int, initial: float) -> float:
         points = self._by_kind[kind]
@@ -175,6 +197,16 @@ class Scenario(ABC):
     def auc_at(self, index: int) -> float:
         """The population AUC of the concept event ``index`` is drawn from."""
         return self._value_at("auc", self._check_index(index), self.auc)
+
+    def labels_auc_at(self, index: int) -> float:
+        """The population AUC of event ``index``'s labels against the scores: :meth:`auc_at`,
+        or from a concept change on, the AUC its flipped labels give (the change point's
+        ``after``)."""
+        auc = self.auc_at(index)
+        for point in self._by_kind["concept"]:
+            if index >= point.index:
+                auc = point.after
+        return auc
 
     def positive_share_at(self, index: int) -> float:
         """The probability that event ``index`` is positive."""
@@ -197,13 +229,18 @@ class Scenario(ABC):
 
     def _events(self, seed: int) -> Iterator[Event]:
         rng = random.Random(seed)
-        probability = self.output == "probability"
+        output = self.output
         current_auc, half_separation = math.nan, 0.0
+        concepts = self._by_kind["concept"]
+        flip_at = concepts[0].index if concepts else self.length
+        low, high = (concepts[0].band or (0.0, 0.0)) if concepts else (0.0, 0.0)
         for index in range(self.length):
             auc = self._value_at("auc", index, self.auc)
             if auc != current_auc:  # Φ⁻¹ only when the AUC moves
                 current_auc, half_separation = auc, _separation(auc) / 2.0
             share = self._value_at("ratio", index, self.positive_share)
-            y_true, y_score = _draw(rng, half_separation, share, probability)
+            y_true, y_score = _draw(rng, half_separation, share, output)
+            if index >= flip_at and low <= y_score < high:  # a concept change: no draw
+                y_true = 1 - y_true
             yield Event(y_true, y_score, ts=self.start_ts + index / self.rate)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from driftwatch.simulate.binormal import _check_open_unit, _is_real
+from driftwatch.simulate.binormal import BinormalModel, Output, _check_open_unit, _is_real
 from driftwatch.simulate.scenario import ChangePoint, Scenario
 
 
@@ -297,23 +297,27 @@ class Composite(Scenario):
                 or not all(isinstance(part, Scenario) for part in parts)):
             raise ValueError(f"parts must be a non-empty tuple of scenarios, got {parts!r}")
         # The base class checks the merged schedule too; checking here names the parameter.
+        # A concept change starts from the scores' AUC and leaves it as it was.
         value = {"auc": self.auc, "ratio": self.positive_share}
-        previous_end = {"auc": 0, "ratio": 0}
+        previous_end = {"auc": 0, "ratio": 0, "concept": 0}
         points = sorted((p for part in parts for p in part.change_points),
                         key=lambda point: (point.index, point.kind))
         for point in points:
+            chained = "auc" if point.kind == "concept" else point.kind
             if not previous_end[point.kind] <= point.index < self.length \
                     or point.end > self.length:
                 raise ValueError(
                     f"parts must change inside the stream (length={self.length}) without "
                     f"overlapping changes of one kind, got {point}"
                 )
-            if point.before != value[point.kind]:
+            if point.before != value[chained]:
                 raise ValueError(
                     f"parts must chain: {point} starts from {point.before}, but the "
-                    f"{point.kind} is {value[point.kind]} there"
+                    f"{chained} is {value[chained]} there"
                 )
-            value[point.kind], previous_end[point.kind] = point.after, point.end
+            previous_end[point.kind] = point.end
+            if point.kind != "concept":
+                value[point.kind] = point.after
 
     def _change_points(self) -> tuple[ChangePoint, ...]:
         return tuple(point for part in self.parts for point in part.change_points)
@@ -393,6 +397,126 @@ class AucDropThenRatioChange(Composite):
                           change_at=drop_at),
             RatioChange(length=length, auc=self.auc - self.drop, positive_share=share,
                         positive_share_after=after, change_at=ratio_at),
+        )
+        object.__setattr__(self, "parts", parts)  # frozen: derived once, here
+        super()._check_parameters()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConceptChange(Scenario):
+    """Real drift the scores do not show: from ``change_at`` on, the label of every event
+    scored in [``band_low``, ``band_high``) is flipped. The scores are drawn as before
+    (the same draws: the flip takes none), so their distribution does not move; what a score
+    means, P(label | score), does, and the AUC of the labels against the scores falls to
+    the change point's ``after``
+    (:meth:`~driftwatch.simulate.binormal.BinormalModel.flipped_auc`).
+
+    Why: an estimate of performance from the scores alone (``docs/estimation.md``) cannot
+    see this; only the labels can, once they come, and the estimate's self-check is what
+    must catch it. With ``output="calibrated"`` the scores are calibrated probabilities up
+    to the change, and inside the band they are calibrated for the other class after it.
+
+    Parameters:
+        band_low, band_high: the band of reported scores whose labels flip, low < high (in
+            (0, 1) unless the output is latent). Default [0.5, 0.9): for calibrated scores
+            of AUC 0.8 at π = 0.3, the labels' AUC falls to 0.70.
+        change_at: index of the first event with flipped labels; None (default) is
+            ``length // 2``.
+
+    Example:
+        >>> point, = ConceptChange(length=100, auc=0.8, output="calibrated").change_points
+        >>> point.index, point.kind, point.before, round(point.after, 3), point.band
+        (50, 'concept', 0.8, 0.699, (0.5, 0.9))
+    """
+
+    name: ClassVar[str] = "concept_change"
+
+    band_low: float = 0.5
+    band_high: float = 0.9
+    change_at: int | None = None
+
+    def _check_parameters(self) -> None:
+        self._check_change_at(self.change_at)
+        model = self._model()
+        low = model._latent_cut(self.band_low, "band_low")
+        if not low < model._latent_cut(self.band_high, "band_high"):
+            raise ValueError(f"band_high must be above band_low={self.band_low!r}, "
+                             f"got {self.band_high!r}")
+
+    def _model(self) -> BinormalModel:
+        return BinormalModel(self.auc, self.positive_share, self.output)
+
+    def _change_points(self) -> tuple[ChangePoint, ...]:
+        index = self._middle(self.change_at)
+        after = self._model().flipped_auc(self.band_low, self.band_high)
+        return (ChangePoint(index, "concept", self.auc, after, index,
+                            band=(float(self.band_low), float(self.band_high))),)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CovariateShiftThenConceptChange(Composite):
+    """With calibrated scores: a covariate shift, then a concept change (the delayed-labels
+    demo's story, ``driftwatch demo --delayed-labels``).
+
+    At ``change_at`` the AUC falls by ``drop``: the scores' distribution moves (more events
+    land in the uncertain middle) while P(label | score) stays the score itself, so an
+    estimate from calibrated scores falls with the realized AUC, before any label says so.
+    At ``concept_at`` the labels of the scores in [``band_low``, ``band_high``) flip
+    (:class:`ConceptChange`): the scores do not move, the estimate stays where it was, and
+    only the labels, once they arrive, show the drop. A :class:`Composite` of a
+    :class:`SuddenAucDrop` and a :class:`ConceptChange` (its ``parts``).
+
+    Parameters:
+        output: ``"calibrated"`` by default (the story is about calibrated scores).
+        drop: the covariate shift's AUC drop, default 0.1 (0.9 → 0.8).
+        change_at: the covariate shift; None (default) is ``length // 3``.
+        band_low, band_high: the concept change's band, default [0.5, 0.9) (0.8 → 0.70 with
+            the defaults).
+        concept_at: the concept change, after ``change_at``; None (default) is
+            ``2 * length // 3``.
+
+    Example:
+        >>> scenario = CovariateShiftThenConceptChange(length=300)
+        >>> [(p.index, p.kind, p.before, round(p.after, 2)) for p in scenario.change_points]
+        [(100, 'auc', 0.9, 0.8), (200, 'concept', 0.8, 0.7)]
+    """
+
+    name: ClassVar[str] = "covariate_shift_then_concept_change"
+
+    parts: tuple[Scenario, ...] = field(default=(), init=False, repr=False, compare=False)
+    output: Output = "calibrated"
+    drop: float = 0.1
+    change_at: int | None = None
+    band_low: float = 0.5
+    band_high: float = 0.9
+    concept_at: int | None = None
+
+    def _check_parameters(self) -> None:
+        _check_drop(self.auc, self.drop)
+        shift_at = self.length // 3 if self.change_at is None else self.change_at
+        concept_at = 2 * self.length // 3 if self.concept_at is None else self.concept_at
+        if not isinstance(shift_at, int) or isinstance(shift_at, bool) \
+                or not 0 < shift_at < self.length:
+            raise ValueError(
+                f"change_at must be an int inside the stream, 0 < change_at < length="
+                f"{self.length}, got {shift_at!r}"
+            )
+        if not isinstance(concept_at, int) or isinstance(concept_at, bool) \
+                or not shift_at < concept_at < self.length:
+            raise ValueError(
+                f"concept_at must be an int after the shift, change_at={shift_at} < "
+                f"concept_at < length={self.length}, got {concept_at!r}"
+            )
+        length, share, after = self.length, self.positive_share, self.auc - self.drop
+        if self.output == "calibrated" and not after > 0.5:
+            raise ValueError(f"drop must leave the AUC above 0.5 with output 'calibrated', "
+                             f"got {self.drop!r}")
+        parts = (
+            SuddenAucDrop(length=length, auc=self.auc, positive_share=share, drop=self.drop,
+                          change_at=shift_at, output=self.output),
+            ConceptChange(length=length, auc=after, positive_share=share,
+                          band_low=self.band_low, band_high=self.band_high,
+                          change_at=concept_at, output=self.output),
         )
         object.__setattr__(self, "parts", parts)  # frozen: derived once, here
         super()._check_parameters()

@@ -129,7 +129,23 @@ def test_the_two_stream_form_replays_through_the_join(
     assert report["events"] == labels  # every label joined its prediction
 
 
+def test_calibrated_writes_the_calibrated_scenario(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "events.jsonl"
+    status, _, err = run(capsys, "simulate", "--output", str(path), "--scenario",
+                         "sudden_auc_drop", "--calibrated", "--length", "300",
+                         "--start-ts", str(START_TS))
+    assert status == 0, err
+    scores = [json.loads(line)["score"] for line in path.read_text().splitlines()]
+    expected = generate("sudden_auc_drop", seed=1, length=300, output="calibrated")
+    assert scores == [event.y_score for event in expected]
+    assert scores != [event.y_score for event in generate("sudden_auc_drop", seed=1,
+                                                          length=300)]
+
+
 @pytest.mark.parametrize(("args", "settings", "message"), [
+    (["--calibrated", "--param", "output=latent"], "",
+     "--calibrated and --param output=latent disagree"),
     (["--output", "x.csv"], "join:\n  enabled: true\n  kind_field: kind\n",
      "CSV holds labelled events only"),
     (["--output", "x.jsonl"], "kafka:\n  topics: [p, l]\njoin:\n  enabled: true\n"

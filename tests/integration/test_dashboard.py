@@ -70,6 +70,10 @@ SETTINGS = {
         "defaults": {
             "window_size": 500,
             "sample_every": 25,
+            # The AUC panel's estimated line: calibrated on each model's first 1000 labels
+            # (the simulated scores are not calibrated probabilities, and an assumed
+            # calibration would raise calibration-drift alarms on the steady model).
+            "estimation": {"enabled": True, "calibration": "first_n", "first_n": 1000},
             "watches": [
                 {
                     "measure": "auc",
