@@ -22,6 +22,7 @@ from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.state.checkpoint import CheckpointSettingError
 from driftwatch.state.topic import StateSaveError, StateTopicStore, StateTopicUnavailable
+from driftwatch.state.topic_layout import header
 from tests.broker import Broker, free_port
 from tests.integration.helpers import create_topics
 
@@ -192,8 +193,8 @@ def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker) -> N
             copy = Owner()
             copy.feed(first)
             store.save(copy.payload())
-            for key, value in cut[:written]:
-                producer.send(topic, key=key, value=value)
+            for _, key, value in cut[:written]:  # one state partition: p mod 1
+                producer.send(topic, key=key, value=value, headers=header(1))
             producer.flush(timeout=10)
             restored = Owner()
             restored.restore(store, {P0, P1})
@@ -277,12 +278,12 @@ def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
         new.feed(records[:400])
         store.save(new.payload())
         old.feed(records[:300])  # the zombie went on reading, and saves model "a" only
-        zombie = [(key, value) for key, value in store._records(old.payload(), {})
+        zombie = [(key, value) for _, key, value in store._records(old.payload(), {})
                   if b'"a"' in key]
         producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
         try:
             for key, value in zombie:
-                producer.send("zombie", key=key, value=value)
+                producer.send("zombie", key=key, value=value, headers=header(1))
             producer.flush(timeout=10)
         finally:
             producer.close(timeout=5)

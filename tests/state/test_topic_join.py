@@ -24,6 +24,7 @@ from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.source import Record
 from driftwatch.settings import Settings
 from driftwatch.state.topic import StateTopicStore
+from driftwatch.state.topic_layout import header
 from tests.broker import Broker
 
 HOMES = {"a": 0, "b": 0, "c": 1, "d": 1}
@@ -146,8 +147,8 @@ def cut_saves(broker: Broker, name: str, config: Any, records: list[Record],
             copy = Agent(config(topic))
             feed(copy, first)
             save(copy)
-            for key, value in cut[:written]:
-                producer.send(topic, key=key, value=value)
+            for _, key, value in cut[:written]:  # one state partition: p mod 1
+                producer.send(topic, key=key, value=value, headers=header(1))
             producer.flush(timeout=10)
             restored = Agent(config(topic))
             restored._restore_partitions(partitions(records))
