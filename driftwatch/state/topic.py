@@ -184,10 +184,14 @@ class StateTopicStore:
             servers, SASL, TLS), as the agent's producers get them.
         topic: the state topic; created with ``cleanup.policy=compact`` by
             :meth:`ensure_topic` when missing.
-        partitions: the state topic's partition count when it is created. Input partition
+        partitions: the state topic's partition count when it is created; None: as many as
+            the largest of ``input_topics`` has then (1 when none is known). Input partition
             ``p``'s records go to state partition ``p mod n``, ``n`` the count the topic
             has (:mod:`driftwatch.state.topic_layout`), and a restore reads only the state
-            partitions of the input partitions it restores.
+            partitions of the input partitions it restores: with ``n`` at least the input's
+            partition count, one input partition's share.
+        input_topics: the input topics, asked for their partition counts when ``partitions``
+            is None and the topic is created.
         replication_factor: the topic's replication factor when it is created; -1 leaves it to
             the broker's ``default.replication.factor``.
         max_record_bytes: largest record value written; a bigger model state is chunked. Keep
@@ -200,7 +204,8 @@ class StateTopicStore:
     why that is exact without transactions.
     """
 
-    def __init__(self, client_config: Mapping[str, Any], topic: str, *, partitions: int = 1,
+    def __init__(self, client_config: Mapping[str, Any], topic: str, *,
+                 partitions: int | None = 1, input_topics: Collection[str] = (),
                  replication_factor: int = -1, max_record_bytes: int = 512 * 1024,
                  request_timeout_s: float = 5.0) -> None:
         if not topic:
@@ -210,6 +215,7 @@ class StateTopicStore:
         self.client_config = dict(client_config)
         self.topic = topic
         self.partitions = partitions
+        self.input_topics = tuple(input_topics)
         self.replication_factor = replication_factor
         self.max_record_bytes = max_record_bytes
         self.request_timeout_s = request_timeout_s
@@ -254,7 +260,9 @@ class StateTopicStore:
             raise StateSaveError(f"state topic {self.topic}: cannot reach the broker: "
                                  f"{error}") from error
         try:
-            created = create_or_check(admin, self.topic, partitions=self.partitions,
+            largest = None if self.partitions is not None else self._largest_input(admin)
+            partitions = self.partitions or largest or 1
+            created = create_or_check(admin, self.topic, partitions=partitions,
                                       replication_factor=self.replication_factor,
                                       timeout_ms=timeout_ms)
         except KafkaError as error:
@@ -284,7 +292,19 @@ class StateTopicStore:
         if created:
             log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
                      self.topic, partitions)
+        if created and self.partitions is None and largest is None:
+            log.warning("state topic %s: no input topic known to size it by (%s); created "
+                        "with 1 partition, so every restore reads all of it: set "
+                        "checkpoint.topic_partitions to the input's partition count",
+                        self.topic, ", ".join(self.input_topics) or "topic_pattern")
         return created
+
+    def _largest_input(self, admin: Any) -> int | None:
+        """The largest partition count among ``input_topics``; None when none exists (or
+        none is named: a ``topic_pattern``)."""
+        described = admin.describe_topics(list(self.input_topics)) if self.input_topics else []
+        return max((len(topic["partitions"]) for topic in described
+                    if topic.get("error_code") == 0), default=None)
 
     # -- save -------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ Pure helpers are checked with plain data; the rest against Tansu and Apache Kafk
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -228,3 +229,27 @@ def test_partitions_added_after_records_were_written_are_refused(broker: Broker)
             fresh.ensure_topic()
     finally:
         fresh.close()
+
+
+def test_unset_the_topic_is_created_with_the_largest_input_partition_count(
+    broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """checkpoint.topic_partitions unset: as many state partitions as the largest input
+    topic has (so each input partition's restore reads its own); with no input topic to
+    size it by, one partition, and the log says what that costs."""
+    create_topics(broker.bootstrap, "narrow", partitions=2)
+    create_topics(broker.bootstrap, "wide", partitions=6)
+    sized = store_for(broker, "sized", partitions=None,
+                      input_topics=["narrow", "wide", "not-there-yet"])
+    unsized = store_for(broker, "unsized", partitions=None, input_topics=["not-there-yet"])
+    try:
+        assert sized.ensure_topic() is True
+        with caplog.at_level(logging.WARNING, logger="driftwatch.state"):
+            assert unsized.ensure_topic() is True
+    finally:
+        sized.close()
+        unsized.close()
+    assert sorted(read_partitions(broker, "sized")) == list(range(6))
+    assert sorted(read_partitions(broker, "unsized")) == [0]
+    assert "state topic unsized: no input topic known to size it by (not-there-yet); " \
+        "created with 1 partition" in caplog.text
