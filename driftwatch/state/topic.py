@@ -28,6 +28,16 @@ Records (key and value are JSON; the key's first element says what the record is
 One record per model (or per chunk) keeps every record under the broker's message size limit
 whatever the number of models, and lets a new owner read only what it needs to restore.
 
+**Where they are.** Every record whose home is input partition ``(topic, p)`` (its ``p``,
+``m``, ``c`` and ``j`` records) is written to state partition ``p mod n``, ``n`` the state
+topic's partition count, with the header naming ``n``; a restore of input partitions ``P``
+reads the state partitions ``{p mod n}`` only. A topic whose records were placed otherwise
+(spread by key over several partitions, or before partitions were added) is refused, since
+compaction dedupes a key only within a partition: :mod:`driftwatch.state.topic_layout`
+gives the rule and why. Every argument below is about the records of one input partition's
+home, which all share one state partition, so it holds per state partition as it did for
+the whole topic.
+
 **Exact without transactions.** A save writes every owned model's record, then each owned
 partition's meta record, acks=all, and flushes; only then are the offsets committed (so a
 committed offset never passes durable state, as with the file). A crash can interrupt a save
@@ -84,12 +94,17 @@ file (``checkpoint.backend`` auto picks it; kafka is refused).
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
 handed over exactly: its monitor mixes partitions different replicas may own. Its state is
 stored under its home partition with the offsets of every partition it saw: a replica owning
-all of them restores it exactly; one that gets another partition without the home starts a
-second, partial monitor (counted: ``driftwatch_state_split_models``). Key records by model.
+all of them restores it exactly (it reads the home's state partition too); one that gets
+another partition without the home starts a second, partial monitor (counted:
+``driftwatch_state_split_models``; that replica counts it at the restore only when the home
+shares a state partition with what it restores, since it reads nothing else, and the home's
+owner counts it always). Key records by model.
 
-Reading: :meth:`StateTopicStore.load` reads the whole topic to its end (no group) and keeps
-the last record per key: the broker compacts when it likes, not before a restore. Its cost is
-the size of the uncompacted topic (``benchmarks/state_topic.py``). Brokers: docs/brokers.md.
+Reading: :meth:`StateTopicStore.load` reads the state partitions of the partitions it
+restores to their end (no group) and keeps the last record per key: the broker compacts when
+it likes, not before a restore. Its cost is the size of those uncompacted partitions, not of
+the topic (``last_load_records``, ``last_load_bytes``; ``benchmarks/state_topic.py``).
+Brokers: docs/brokers.md.
 """
 
 from __future__ import annotations
