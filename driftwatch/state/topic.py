@@ -311,7 +311,7 @@ class StateTopicStore:
             log.warning("state topic %s: no input topic known to size it by (%s); created "
                         "with 1 partition, so every restore reads all of it: set "
                         "checkpoint.topic_partitions to the input's partition count",
-                        self.topic, ", ".join(self.input_topics) or "topic_pattern")
+                        self.topic, ", ".join(self.input_topics) or "none named")
         return created
 
     def _largest_input(self, admin: Any) -> int | None:

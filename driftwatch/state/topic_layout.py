@@ -23,10 +23,21 @@ always valid.
 
 Every record carries the header :data:`HEADER`: the ``n`` it was placed with. A topic is
 refused (:func:`refusal`, naming ``checkpoint.topic``) when a record it holds says another
-``n`` than the topic's, or says none while the topic has more than one partition: at start,
-from the first record of every partition (records written before an upgrade or before
-partitions were added come first; compaction never reorders), and at each restore, from
-every record read. Migrating in place (rewrite each key in its new partition, tombstone the
+``n`` than the topic's, or says none while the topic has more than one partition:
+
+- at each restore, from every record read. This is what keeps a restore exact: a save under
+  this layout writes all of an input partition's records to one state partition, so the
+  partitions read hold whole saves (or prefixes of them, which the argument in
+  :mod:`driftwatch.state.topic` covers) unless a record of another layout is among them,
+  and then the restore refuses. Another layout's records in partitions not read are never
+  mixed into the restore; they can only hide a newer state, as a stale writer's can.
+- at start, from the first record of every partition (records written before an upgrade or
+  before partitions were added come first; compaction never reorders). This is what keeps
+  saved state from being silently passed over: a topic spread by key or grown since holds
+  an input partition's state outside the partition its restore reads, which would then
+  resume it as never saved.
+
+Migrating in place (rewrite each key in its new partition, tombstone the
 old) is not done: a crash between the two leaves a key live in two partitions, the very
 ambiguity above, and marking a migration as finished would need a second protocol; a new
 topic name costs one rebuild of the windows from the retained log.
