@@ -9,11 +9,20 @@ over four input partitions, on a real broker (Tansu, memory storage, same machin
 - **restore all**: what a new owner of all four partitions does on assignment: read the
   topic to its end (one save in it, as after compaction), decode, and rebuild every
   :class:`~driftwatch.core.monitor.Monitor`; **restore 1/4**: the same for one partition (a
-  replica of four after a rebalance), which still reads the whole topic;
+  replica of four after a rebalance); the topic here has one partition, so that too reads
+  the whole topic;
 - the **file** checkpoint of the same monitors, measured in the same run (save with fsyncs;
   read + restore), as the reference.
 
-``python -m benchmarks state_topic`` (``--quick``: 1 and 100 models).
+Then **restore by partition** (:mod:`driftwatch.state.topic_layout`): a topic holding
+10 000 models over 8 input partitions (1 250 each); the restore of one input partition
+(read, decode, :meth:`Monitor.restore`) from a one-partition topic (what every restore did
+before the layout: the whole topic) against an 8-partition topic (its state partition
+only), and against an 8-partition topic holding that partition's 1 250 models only (its
+cost does not depend on the other partitions' models).
+
+``python -m benchmarks state_topic`` (``--quick``: 1 and 100 models; 1 250 models over 8
+partitions).
 """
 
 from __future__ import annotations
@@ -34,6 +43,9 @@ from driftwatch.state.topic import StateTopicStore
 
 MODELS = (1, 100, 1000)
 QUICK_MODELS = (1, 100)
+FLEET = 10_000
+QUICK_FLEET = 1_250
+FLEET_PARTITIONS = 8
 PARTITIONS = [("events", p) for p in range(4)]
 CONFIG = MonitorConfig(window_size=WINDOW)
 
@@ -85,6 +97,67 @@ def measure(bootstrap: str, count: int) -> dict[str, float]:
             "file_restore": file_restore}
 
 
+def fleet_payloads(total: int) -> list[dict[str, Any]]:
+    """One save per input partition of ``total`` models spread over :data:`FLEET_PARTITIONS`
+    (the same window state under every name: the records are as big as distinct ones)."""
+    per_partition = total // FLEET_PARTITIONS
+    states = _monitors(per_partition).export_state()
+    payloads = []
+    for partition in range(FLEET_PARTITIONS):
+        tp = ("events", partition)
+        partitioned = PartitionStates()
+        named = {f"p{partition}-{model}": state for model, state in states.items()}
+        for model in named:
+            partitioned.take(model, tp, 0)
+        payloads.append(partitioned.payload(named, {tp: 1500 * per_partition}))
+    return payloads
+
+
+def fleet_restore(bootstrap: str, topic: str, state_partitions: int,
+                  payloads: list[dict[str, Any]], repeats: int) -> dict[str, float]:
+    """Save ``payloads`` to a new topic of ``state_partitions``; restore input partition 3
+    (median of ``repeats``), with what the restore read."""
+    writer = StateTopicStore({"bootstrap_servers": bootstrap}, topic,
+                             partitions=state_partitions, request_timeout_s=60.0)
+    try:
+        for payload in payloads:
+            writer.save(payload)
+    finally:
+        writer.close()
+    times = []
+    for _ in range(repeats):
+        reader = StateTopicStore({"bootstrap_servers": bootstrap}, topic,
+                                 request_timeout_s=60.0)
+        started = time.perf_counter()
+        restored = reader.load([("events", 3)])
+        _restore(restored.monitors)
+        times.append(time.perf_counter() - started)
+        assert len(restored.monitors) == len(payloads[0]["models"])
+    return {"restore": statistics.median(times), "records": reader.last_load_records,
+            "megabytes": reader.last_load_bytes / 1e6,
+            "models": sum(len(p["models"]) for p in payloads)}
+
+
+def fleet(bootstrap: str, total: int) -> None:
+    """The restore-by-partition table (module docstring)."""
+    payloads = fleet_payloads(total)
+    rows = [("whole topic (1 state partition: before)", f"fleet-1-{total}", 1, payloads, 1),
+            ("its state partition (8)", f"fleet-8-{total}", FLEET_PARTITIONS, payloads, 3),
+            ("its state partition (8), its models only", f"fleet-own-{total}",
+             FLEET_PARTITIONS, payloads[3:4], 3)]
+    print(f"| restore input partition 3 of 8 ({total // FLEET_PARTITIONS} models), "
+          "d = 1000 | models in the topic | records read | MB read | restore | "
+          "/ whole topic |")
+    print("|---|---|---|---|---|---|")
+    before = None
+    for label, topic, state_partitions, saved, repeats in rows:
+        row = fleet_restore(bootstrap, topic, state_partitions, saved, repeats)
+        before = before or row["restore"]
+        print(f"| {label} | {row['models']:.0f} | {row['records']:.0f} "
+              f"| {row['megabytes']:.0f} | {row['restore']:.2f} s "
+              f"| {row['restore'] / before:.2f} |")
+
+
 def restore_checks(count: int = 50, repeats: int = 5) -> tuple[float, float, float]:
     """Per model, best of ``repeats``: decoding the record's JSON, :meth:`Monitor.restore`
     of the window events as JSON gives them back (lists of int, float, int: checked inline),
@@ -132,3 +205,5 @@ def main(quick: bool = False) -> None:
                   f"| {row['all'] * 1000:.0f} ms | {row['quarter'] * 1000:.0f} ms "
                   f"| {row['file_save'] * 1000:.0f} ms | {row['file_restore'] * 1000:.0f} ms "
                   f"| {row['all'] / row['file_restore']:.2f} |")
+        print()
+        fleet(broker.bootstrap, QUICK_FLEET if quick else FLEET)

@@ -74,13 +74,20 @@ class CheckpointSettings(_Section):
             "configuration (Tansu)."
         ),
     )
-    topic_partitions: int = Field(
-        default=1,
+    topic_partitions: int | None = Field(
+        default=None,
         ge=1,
         le=10_000,
         description=(
-            "Partitions of the state topic when the agent creates it. A restore reads all of "
-            "them; more partitions spread the state over more brokers."
+            "Partitions of the state topic when the agent creates it. Input partition p's "
+            "state is kept in state partition p mod n, so a restore reads only the state "
+            "partitions of the partitions assigned: with n at least the input's partition "
+            "count, one input partition's share, whatever the others hold. Unset (default): "
+            "as many as the largest of kafka.topics has then (1, logged, with topic_pattern "
+            "or when no input topic exists yet: every restore then reads all of it). An "
+            "existing topic keeps its count; one holding records spread by key over several "
+            "partitions (driftwatch before this layout) or written before partitions were "
+            "added is refused (exit 2): name a new checkpoint.topic or delete it."
         ),
     )
     topic_replication_factor: int = Field(

@@ -28,6 +28,16 @@ Records (key and value are JSON; the key's first element says what the record is
 One record per model (or per chunk) keeps every record under the broker's message size limit
 whatever the number of models, and lets a new owner read only what it needs to restore.
 
+**Where they are.** Every record whose home is input partition ``(topic, p)`` (its ``p``,
+``m``, ``c`` and ``j`` records) is written to state partition ``p mod n``, ``n`` the state
+topic's partition count, with the header naming ``n``; a restore of input partitions ``P``
+reads the state partitions ``{p mod n}`` only. A topic whose records were placed otherwise
+(spread by key over several partitions, or before partitions were added) is refused, since
+compaction dedupes a key only within a partition: :mod:`driftwatch.state.topic_layout`
+gives the rule and why. Every argument below is about the records of one input partition's
+home, which all share one state partition, so it holds per state partition as it did for
+the whole topic.
+
 **Exact without transactions.** A save writes every owned model's record, then each owned
 partition's meta record, acks=all, and flushes; only then are the offsets committed (so a
 committed offset never passes durable state, as with the file). A crash can interrupt a save
@@ -84,12 +94,17 @@ file (``checkpoint.backend`` auto picks it; kafka is refused).
 **A model whose events arrive on several partitions** (records not keyed by model) cannot be
 handed over exactly: its monitor mixes partitions different replicas may own. Its state is
 stored under its home partition with the offsets of every partition it saw: a replica owning
-all of them restores it exactly; one that gets another partition without the home starts a
-second, partial monitor (counted: ``driftwatch_state_split_models``). Key records by model.
+all of them restores it exactly (it reads the home's state partition too); one that gets
+another partition without the home starts a second, partial monitor (counted:
+``driftwatch_state_split_models``; that replica counts it at the restore only when the home
+shares a state partition with what it restores, since it reads nothing else, and the home's
+owner counts it always). Key records by model.
 
-Reading: :meth:`StateTopicStore.load` reads the whole topic to its end (no group) and keeps
-the last record per key: the broker compacts when it likes, not before a restore. Its cost is
-the size of the uncompacted topic (``benchmarks/state_topic.py``). Brokers: docs/brokers.md.
+Reading: :meth:`StateTopicStore.load` reads the state partitions of the partitions it
+restores to their end (no group) and keeps the last record per key: the broker compacts when
+it likes, not before a restore. Its cost is the size of those uncompacted partitions, not of
+the topic (``last_load_records``, ``last_load_bytes``; ``benchmarks/state_topic.py``).
+Brokers: docs/brokers.md.
 """
 
 from __future__ import annotations
@@ -110,6 +125,7 @@ from kafka.errors import KafkaError  # type: ignore[unused-ignore]
 from driftwatch.kafka.client_quirks import never_create_topics  # a restore creates no topic
 from driftwatch.kafka.first_contact import state_topic_refused
 from driftwatch.state.checkpoint import CheckpointError, decode_offsets, encode_offsets
+from driftwatch.state.topic_layout import header, misplaced, refusal, state_partition, written_with
 from driftwatch.state.topic_policy import TOPIC_CONFIG, create_or_check
 from driftwatch.state.topic_records import dumps as _dumps
 from driftwatch.state.topic_records import key as _key
@@ -183,8 +199,14 @@ class StateTopicStore:
             servers, SASL, TLS), as the agent's producers get them.
         topic: the state topic; created with ``cleanup.policy=compact`` by
             :meth:`ensure_topic` when missing.
-        partitions: the state topic's partition count when it is created (records are spread
-            by key; a restore reads all of them).
+        partitions: the state topic's partition count when it is created; None: as many as
+            the largest of ``input_topics`` has then (1 when none is known). Input partition
+            ``p``'s records go to state partition ``p mod n``, ``n`` the count the topic
+            has (:mod:`driftwatch.state.topic_layout`), and a restore reads only the state
+            partitions of the input partitions it restores: with ``n`` at least the input's
+            partition count, one input partition's share.
+        input_topics: the input topics, asked for their partition counts when ``partitions``
+            is None and the topic is created.
         replication_factor: the topic's replication factor when it is created; -1 leaves it to
             the broker's ``default.replication.factor``.
         max_record_bytes: largest record value written; a bigger model state is chunked. Keep
@@ -197,7 +219,8 @@ class StateTopicStore:
     why that is exact without transactions.
     """
 
-    def __init__(self, client_config: Mapping[str, Any], topic: str, *, partitions: int = 1,
+    def __init__(self, client_config: Mapping[str, Any], topic: str, *,
+                 partitions: int | None = 1, input_topics: Collection[str] = (),
                  replication_factor: int = -1, max_record_bytes: int = 512 * 1024,
                  request_timeout_s: float = 5.0) -> None:
         if not topic:
@@ -207,6 +230,7 @@ class StateTopicStore:
         self.client_config = dict(client_config)
         self.topic = topic
         self.partitions = partitions
+        self.input_topics = tuple(input_topics)
         self.replication_factor = replication_factor
         self.max_record_bytes = max_record_bytes
         self.request_timeout_s = request_timeout_s
@@ -215,19 +239,33 @@ class StateTopicStore:
         """(home, model) → (save id, chunk count) of the chunks last written, to delete them
         when they are replaced."""
         self._topic_ready = False
+        self._state_partitions: int | None = None
+        """The topic's partition count, once its layout was checked (the ``n`` of
+        ``p mod n``)."""
         self.last_save_bytes = 0
         """Bytes of record values (and keys) the last save wrote."""
         self.last_save_records = 0
+        self.last_load_bytes = 0
+        """Bytes of record keys and values the last :meth:`load` read (superseded records and
+        tombstones included: what the broker sent)."""
+        self.last_load_records = 0
+        """Records the last :meth:`load` read."""
+        self.last_load_partitions: frozenset[int] = frozenset()
+        """The state partitions the last :meth:`load` read."""
 
     # -- topic ------------------------------------------------------------------------------
 
     def ensure_topic(self) -> bool:
         """Create the topic (compacted) when it is missing; True when this call created it.
         One that exists needs no CREATE permission, and is refused when not compacted
-        (:func:`~driftwatch.state.topic_policy.create_or_check`, which says what raises).
+        (:func:`~driftwatch.state.topic_policy.create_or_check`, which says what raises) or
+        when its records are not where this layout puts them (the first record of each
+        partition is checked: :mod:`driftwatch.state.topic_layout`).
 
         Raises:
             StateSaveError: the broker could not be asked or refused the topic.
+            CheckpointSettingError: the topic is not compacted, or holds records of another
+                layout (``key`` is ``checkpoint.topic``).
         """
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
@@ -237,7 +275,9 @@ class StateTopicStore:
             raise StateSaveError(f"state topic {self.topic}: cannot reach the broker: "
                                  f"{error}") from error
         try:
-            created = create_or_check(admin, self.topic, partitions=self.partitions,
+            largest = None if self.partitions is not None else self._largest_input(admin)
+            partitions = self.partitions or largest or 1
+            created = create_or_check(admin, self.topic, partitions=partitions,
                                       replication_factor=self.replication_factor,
                                       timeout_ms=timeout_ms)
         except KafkaError as error:
@@ -245,11 +285,41 @@ class StateTopicStore:
                                  f"(cleanup.policy=compact): {error}") from error
         finally:
             admin.close()
+        try:
+            consumer = self._consumer()
+        except StateTopicUnavailable as error:
+            raise StateSaveError(str(error)) from error
+        try:  # Apache Kafka answers CreateTopics before its metadata shows the topic
+            deadline = time.monotonic() + self.request_timeout_s
+            while not (partitions := self._layout(consumer)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        except StateTopicUnavailable as error:
+            raise StateSaveError(str(error)) from error
+        except KafkaError as error:
+            raise StateSaveError(f"state topic {self.topic}: checking its layout failed: "
+                                 f"{error}") from error
+        finally:
+            consumer.close()
+        if not partitions:
+            raise StateSaveError(f"state topic {self.topic}: the brokers know no partitions "
+                                 "of it yet")
         self._topic_ready = True
         if created:
             log.info("created state topic %s (%d partition(s), cleanup.policy=compact)",
-                     self.topic, self.partitions)
+                     self.topic, partitions)
+        if created and self.partitions is None and largest is None:
+            log.warning("state topic %s: no input topic known to size it by (%s); created "
+                        "with 1 partition, so every restore reads all of it: set "
+                        "checkpoint.topic_partitions to the input's partition count",
+                        self.topic, ", ".join(self.input_topics) or "none named")
         return created
+
+    def _largest_input(self, admin: Any) -> int | None:
+        """The largest partition count among ``input_topics``; None when none exists (or
+        none is named: a ``topic_pattern``)."""
+        described = admin.describe_topics(list(self.input_topics)) if self.input_topics else []
+        return max((len(topic["partitions"]) for topic in described
+                    if topic.get("error_code") == 0), default=None)
 
     # -- save -------------------------------------------------------------------------------
 
@@ -268,11 +338,19 @@ class StateTopicStore:
         chunked: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
         records = list(self._records(payload, chunked))
         producer = self._connect()
+        partitions = self._state_partitions
+        assert partitions is not None  # the topic is ensured
+        headers = header(partitions)
         futures = []
         written = 0
         try:
-            for key, value in records:
-                futures.append(producer.send(self.topic, key=key, value=value))
+            known = len(producer.partitions_for(self.topic) or ())
+            if known != partitions:  # an administrator added partitions since the check
+                raise refusal(self.topic, known, partitions)
+            for home, key, value in records:
+                futures.append(producer.send(
+                    self.topic, key=key, value=value, headers=headers,
+                    partition=state_partition(home, partitions)))
                 written += len(key) + (len(value) if value is not None else 0)
             producer.flush(timeout=self.request_timeout_s)
             for future in futures:
@@ -291,8 +369,9 @@ class StateTopicStore:
 
     def _records(self, payload: Mapping[str, Any],
                  chunked: dict[tuple[TopicPartition, str], tuple[str, int]]
-                 ) -> Iterator[tuple[bytes, bytes | None]]:
-        """The save's records, in order; ``chunked`` gets the chunks written per model."""
+                 ) -> Iterator[tuple[int, bytes, bytes | None]]:
+        """The save's records, in order, each with its home input partition's number (which
+        places it); ``chunked`` gets the chunks written per model."""
         # Models first, then the joins, metas last: a join's record is written only after
         # the models its pairs went to, a meta only after the states it vouches for.
         entries = [("m", saved["home"], model, saved)
@@ -307,14 +386,14 @@ class StateTopicStore:
                 document["comparisons"] = saved["comparisons"]
             value = _dumps(document)
             if len(value) <= self.max_record_bytes:
-                yield _key(kind, *home, name), value
+                yield home_partition, _key(kind, *home, name), value
             else:
                 save = uuid.uuid4().hex[:12]
                 pieces = [value[i:i + self.max_record_bytes]
                           for i in range(0, len(value), self.max_record_bytes)]
                 for index, piece in enumerate(pieces):
-                    yield _key("c", *home, name, save, index), piece
-                yield _key(kind, *home, name), _dumps({
+                    yield home_partition, _key("c", *home, name, save, index), piece
+                yield home_partition, _key(kind, *home, name), _dumps({
                     "covers": encode_offsets(dict(saved["covers"])), "save": save,
                     "chunks": len(pieces)})
                 chunked[(home, name)] = (save, len(pieces))
@@ -323,9 +402,9 @@ class StateTopicStore:
             if previous is not None:
                 old_save, count = previous
                 for index in range(count):
-                    yield _key("c", *home, name, old_save, index), None
+                    yield home_partition, _key("c", *home, name, old_save, index), None
         for tp, meta in payload["partitions"]:
-            yield _key("p", *tp), _dumps({"offset": meta["offset"],
+            yield tp[1], _key("p", *tp), _dumps({"offset": meta["offset"],
                                          "rejected": meta["rejected"],
                                          "skipped": meta.get("skipped", 0)})
 
@@ -355,22 +434,31 @@ class StateTopicStore:
     # -- restore ----------------------------------------------------------------------------
 
     def load(self, partitions: Collection[TopicPartition]) -> Restored:
-        """Read the topic to its end and return what it holds for ``partitions``.
+        """Read the state partitions of ``partitions`` (``p mod n``) to their end and
+        return what they hold for ``partitions``.
 
         Raises:
             StateTopicUnavailable: the topic cannot be read to its end (broker trouble).
-            CheckpointError: a record is not one the agent writes, or a model's chunks are
-                missing. Nothing is half-loaded either way.
+            CheckpointError: a record is not one the agent writes, is not in the partition
+                its home maps to, or a model's chunks are missing. Nothing is half-loaded.
+            CheckpointSettingError: the topic holds records of another layout
+                (:mod:`driftwatch.state.topic_layout`; ``key`` is ``checkpoint.topic``).
         """
         wanted = {(str(t), int(p)) for t, p in partitions}
-        latest = self._read_all()
+        latest = self._read({p for _, p in wanted})
         metas: dict[TopicPartition, dict[str, Any]] = {}
         heads: dict[tuple[TopicPartition, str], dict[str, Any]] = {}
         join_heads: dict[TopicPartition, dict[str, Any]] = {}
         chunks: dict[tuple[TopicPartition, str, str, int], bytes] = {}
-        for raw_key, value in latest.items():
+        for raw_key, (partition, value) in latest.items():
             key = _parse_key(raw_key, self.topic)
             kind, tp = key[0], (key[1], key[2])
+            if self._state_partitions is not None \
+                    and state_partition(tp[1], self._state_partitions) != partition:
+                raise CheckpointError(f"state topic {self.topic}: record {raw_key[:100]!r} is "
+                                      f"in partition {partition}, not in {tp[1]} mod "
+                                      f"{self._state_partitions}: it was not written by the "
+                                      "agent's save")
             if kind == "c":
                 chunks[(tp, key[3], key[4], key[5])] = value
                 continue
@@ -461,26 +549,78 @@ class StateTopicStore:
             raise CheckpointError(f"{where}: the state must be an object")
         return document
 
-    def _read_all(self) -> dict[bytes, bytes]:
-        """The last value per key, tombstones applied, read to the end of every partition."""
+    def _consumer(self) -> Any:
+        """A consumer without a group (a restore creates no topic and commits nothing)."""
         timeout_ms = int(self.request_timeout_s * 1000)
         try:
-            consumer = never_create_topics(KafkaConsumer(**self.client_config, group_id=None,
-                                     enable_auto_commit=False, auto_offset_reset="earliest",
-                                     fetch_max_bytes=64 * 1024 * 1024,
-                                     max_partition_fetch_bytes=self.max_record_bytes
-                                     + _PRODUCER_OVERHEAD,
-                                     request_timeout_ms=max(timeout_ms, 1000) + 500,
-                                     bootstrap_timeout_ms=timeout_ms))
+            return never_create_topics(KafkaConsumer(
+                **self.client_config, group_id=None, enable_auto_commit=False,
+                auto_offset_reset="earliest", fetch_max_bytes=64 * 1024 * 1024,
+                max_partition_fetch_bytes=self.max_record_bytes + _PRODUCER_OVERHEAD,
+                request_timeout_ms=max(timeout_ms, 1000) + 500,
+                bootstrap_timeout_ms=timeout_ms))
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: cannot reach the broker: "
                                         f"{error}") from error
-        latest: dict[bytes, bytes] = {}
+
+    def _layout(self, consumer: Any) -> int:
+        """The topic's partition count ``n`` (0 when it does not exist), once its layout is
+        checked: at the first call, the first record of every partition must have been
+        placed with ``n`` partitions (records of an earlier layout come first: compaction
+        never reorders); later, ``n`` must not have changed. Refused otherwise
+        (:func:`~driftwatch.state.topic_layout.refusal`)."""
+        count = len(consumer.partitions_for_topic(self.topic) or ())
+        checked = self._state_partitions
+        if checked is not None and count != checked:
+            raise refusal(self.topic, count, checked)
+        if checked is not None or count == 0:
+            return count
+        timeout_ms = int(self.request_timeout_s * 1000)
+        tps = [_KafkaTopicPartition(self.topic, p) for p in range(count)]
+        consumer.assign(tps)
+        begins = consumer.beginning_offsets(tps, timeout_ms=timeout_ms)
+        ends = consumer.end_offsets(tps, timeout_ms=timeout_ms)
+        pending = {tp for tp in tps if ends[tp] > begins[tp]}
+        if pending:
+            consumer.assign(sorted(pending))
+            consumer.seek_to_beginning(*pending)
+        deadline = time.monotonic() + self.request_timeout_s
+        while pending:
+            batches = consumer.poll(timeout_ms=200)
+            if batches:
+                deadline = time.monotonic() + self.request_timeout_s
+            elif time.monotonic() > deadline:
+                raise StateTopicUnavailable(f"state topic {self.topic}: no data for "
+                                            f"{self.request_timeout_s:.0f} s from "
+                                            f"{len(pending)} of its partitions")
+            for tp, messages in batches.items():
+                if tp in pending and messages:
+                    found = written_with(messages[0].headers)
+                    if misplaced(found, count):
+                        raise refusal(self.topic, count, found)
+                    pending.discard(tp)
+                    consumer.pause(tp)
+        consumer.resume(*consumer.paused())  # a read after this seeks where it starts
+        self._state_partitions = count
+        return count
+
+    def _read(self, input_partitions: Collection[int]) -> dict[bytes, tuple[int, bytes]]:
+        """Per key, the state partition it was read from and its last value (tombstones
+        applied), reading the state partitions of ``input_partitions`` to their end.
+        Counts what it read in ``last_load_records`` / ``last_load_bytes``."""
+        self.last_load_records = self.last_load_bytes = 0
+        self.last_load_partitions = frozenset()
+        timeout_ms = int(self.request_timeout_s * 1000)
+        consumer = self._consumer()
+        latest: dict[bytes, tuple[int, bytes]] = {}
+        records = read_bytes = 0
         try:
-            partitions = consumer.partitions_for_topic(self.topic) or set()
-            tps = [_KafkaTopicPartition(self.topic, p) for p in sorted(partitions)]
-            if not tps:
+            count = self._layout(consumer)
+            if not count or not input_partitions:
                 return latest
+            wanted = sorted({state_partition(p, count) for p in input_partitions})
+            tps = [_KafkaTopicPartition(self.topic, p) for p in wanted]
+            self.last_load_partitions = frozenset(wanted)
             consumer.assign(tps)
             consumer.seek_to_beginning(*tps)
             ends = consumer.end_offsets(tps, timeout_ms=timeout_ms)
@@ -495,16 +635,21 @@ class StateTopicStore:
                                                 "end")
                 for messages in batches.values():
                     for message in messages:
+                        records += 1
+                        read_bytes += len(message.key or b"") + len(message.value or b"")
+                        found = written_with(message.headers)
+                        if misplaced(found, count):  # an older writer's, after the check
+                            raise refusal(self.topic, count, found)
                         if message.key is None:
                             continue
                         if message.value is None:
                             latest.pop(message.key, None)
                         else:
-                            latest[message.key] = message.value
+                            latest[message.key] = (message.partition, message.value)
         except KafkaError as error:
             raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "
                                         f"{error}") from error
         finally:
             consumer.close()
+            self.last_load_records, self.last_load_bytes = records, read_bytes
         return latest
-

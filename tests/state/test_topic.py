@@ -22,6 +22,7 @@ from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.state.checkpoint import CheckpointSettingError
 from driftwatch.state.topic import StateSaveError, StateTopicStore, StateTopicUnavailable
+from driftwatch.state.topic_layout import header
 from tests.broker import Broker, free_port
 from tests.integration.helpers import create_topics
 
@@ -168,15 +169,18 @@ def consume_all(broker: Broker, topic: str) -> list[Any]:
         consumer.close()
 
 
-def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker) -> None:
+@pytest.mark.parametrize("state_partitions", [1, 2])
+def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker,
+                                                            state_partitions: int) -> None:
     """A crash can stop a save after any of its records: every prefix must restore to
-    monitors that, fed the rest of the log, equal monitors that saw every event once."""
+    monitors that, fed the rest of the log, equal monitors that saw every event once (with
+    one state partition, and with each input partition in its own)."""
     models = {"a": [P0], "b": [P0], "c": [P1], "d": [P1]}
     records = stream(2, 600, models)
     first, second = records[:200], records[200:400]
     owner = Owner()
     owner.feed(first)
-    writer = store_for(broker, "cut")
+    writer = store_for(broker, "cut", partitions=state_partitions)
     try:
         writer.save(owner.payload())
         owner.feed(second)
@@ -188,12 +192,13 @@ def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker) -> N
     try:
         for written in range(len(cut) + 1):
             topic = f"cut-{written}"
-            store = store_for(broker, topic)
+            store = store_for(broker, topic, partitions=state_partitions)
             copy = Owner()
             copy.feed(first)
             store.save(copy.payload())
-            for key, value in cut[:written]:
-                producer.send(topic, key=key, value=value)
+            for home, key, value in cut[:written]:  # where the save puts it
+                producer.send(topic, key=key, value=value, headers=header(state_partitions),
+                              partition=home % state_partitions)
             producer.flush(timeout=10)
             restored = Owner()
             restored.restore(store, {P0, P1})
@@ -236,11 +241,15 @@ def test_a_state_over_the_record_bound_is_chunked_and_replaced_chunks_deleted(
     assert len(tombstones) == chunks_first  # the first save's chunks, deleted after the second
 
 
+@pytest.mark.parametrize("state_partitions", [1, 2])
 def test_a_model_on_two_partitions_is_counted_and_exact_for_one_owner(
-    broker: Broker,
+    broker: Broker, state_partitions: int,
 ) -> None:
+    """Counted as split by an owner of P1 alone when it reads the home's records: with one
+    state partition always, with one per input partition never (it reads P1's only; the
+    home's owner counts it). Exact for an owner of both either way."""
     records = stream(4, 300, {"spread": [P0, P1], "kept": [P0]})
-    store = store_for(broker, "split")
+    store = store_for(broker, "split", partitions=state_partitions)
     try:
         owner = Owner()
         owner.feed(records[:150])
@@ -249,7 +258,7 @@ def test_a_model_on_two_partitions_is_counted_and_exact_for_one_owner(
         # An owner of P1 alone restores it only when P1 is its home (where it came first).
         restored = store.load({P1})
         home = owner.states.homes["spread"]
-        assert ("spread" in restored.split) == (home != P1)
+        assert ("spread" in restored.split) == (home != P1 and state_partitions == 1)
         both = Owner()
         both.restore(store, {P0, P1})
         both.feed(records)
@@ -277,12 +286,12 @@ def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
         new.feed(records[:400])
         store.save(new.payload())
         old.feed(records[:300])  # the zombie went on reading, and saves model "a" only
-        zombie = [(key, value) for key, value in store._records(old.payload(), {})
+        zombie = [(key, value) for _, key, value in store._records(old.payload(), {})
                   if b'"a"' in key]
         producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
         try:
             for key, value in zombie:
-                producer.send("zombie", key=key, value=value)
+                producer.send("zombie", key=key, value=value, headers=header(1))
             producer.flush(timeout=10)
         finally:
             producer.close(timeout=5)
@@ -295,15 +304,16 @@ def test_a_stale_record_of_a_former_owner_moves_the_resume_point_back_only(
         store.close()
 
 
+@pytest.mark.parametrize("state_partitions", [1, 2])
 def test_whole_stream_writers_with_different_homes_restore_the_most_advanced(
-    broker: Broker,
+    broker: Broker, state_partitions: int,
 ) -> None:
     """Whole-stream sidecars all save every partition under the same keys; a model whose
     events arrive on two partitions may be homed differently by each (the partition its
     first polled event came from), and a replaced writer's record stays behind. The restore
     takes the record covering the most, not the older one, and is exact."""
     records = stream(6, 600, {"spread": [P0, P1], "kept": [P1]})
-    store = store_for(broker, "writers")
+    store = store_for(broker, "writers", partitions=state_partitions)
     try:
         first, second = Owner(), Owner()
         first.feed(records[:200])

@@ -24,6 +24,7 @@ from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.source import Record
 from driftwatch.settings import Settings
 from driftwatch.state.topic import StateTopicStore
+from driftwatch.state.topic_layout import header
 from tests.broker import Broker
 
 HOMES = {"a": 0, "b": 0, "c": 1, "d": 1}
@@ -32,13 +33,14 @@ on partitions of the same number (co-partitioned)."""
 
 
 def settings(broker: Broker, topic: str, *, one_topic: bool, join: bool = True,
-             bounds: dict[str, Any] | None = None) -> Settings:
+             bounds: dict[str, Any] | None = None, state_partitions: int = 1) -> Settings:
     values: dict[str, Any] = {
         "kafka": {"bootstrap_servers": [broker.bootstrap],
                   "topics": ["events"] if one_topic else ["pred", "lab"]},
         "events": {"model_source": "field", **({"time_field": "ts"} if join else {})},
         "monitoring": {"defaults": {"window_size": 40}},
-        "checkpoint": {"backend": "kafka", "topic": topic},
+        "checkpoint": {"backend": "kafka", "topic": topic,
+                       "topic_partitions": state_partitions},
     }
     if join:
         values["join"] = {"enabled": True,
@@ -146,8 +148,10 @@ def cut_saves(broker: Broker, name: str, config: Any, records: list[Record],
             copy = Agent(config(topic))
             feed(copy, first)
             save(copy)
-            for key, value in cut[:written]:
-                producer.send(topic, key=key, value=value)
+            state_partitions = copy.settings.checkpoint.topic_partitions or 1
+            for home, key, value in cut[:written]:  # where the save puts it
+                producer.send(topic, key=key, value=value, headers=header(state_partitions),
+                              partition=home % state_partitions)
             producer.flush(timeout=10)
             restored = Agent(config(topic))
             restored._restore_partitions(partitions(records))
@@ -176,12 +180,15 @@ def counts(agent: Agent) -> dict[str, Any]:
             "dropped": dict(snapshot.dropped)}
 
 
+@pytest.mark.parametrize("state_partitions", [1, 2])
 @pytest.mark.parametrize("one_topic", [True, False], ids=["one-topic", "two-topics"])
 def test_a_save_cut_short_after_any_record_restores_the_join_exactly(
-    broker: Broker, one_topic: bool,
+    broker: Broker, one_topic: bool, state_partitions: int,
 ) -> None:
+    """With one state partition, and with each input partition's (and join shard's) records
+    in their own."""
     def config(topic: str) -> Settings:
-        return settings(broker, topic, one_topic=one_topic)
+        return settings(broker, topic, one_topic=one_topic, state_partitions=state_partitions)
 
     records = joinable(11, 240, config("x"))
     reference = Agent(config("x"))
@@ -192,7 +199,8 @@ def test_a_save_cut_short_after_any_record_restores_the_join_exactly(
     assert snapshot is not None and sum(snapshot.matched.values()) > 100
     assert sum(snapshot.dropped.values()) > 0
     # four models, two shards, the metas of two (one topic) or four partitions
-    assert cut_saves(broker, f"cut-{one_topic}", config, records) == 6 + (2 if one_topic else 4)
+    assert cut_saves(broker, f"cut-{one_topic}-{state_partitions}", config, records) == \
+        6 + (2 if one_topic else 4)
 
 
 def test_a_restore_replayed_in_another_interleaving_loses_and_doubles_nothing(
