@@ -36,6 +36,7 @@ iterates its file and topic-range sources, JSON Lines in chunks.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -141,6 +142,70 @@ False skips it (the agent's state-topic mode: a model's restored state already h
 OnEvent = Callable[[Monitor, Decoded, bytes | None, bytes | None, W], None]
 """``on_event(monitor, decoded, value, key, where)``: an observed model's monitor has just
 taken ``decoded``, the event of the record ``value``/``key``."""
+OnSkip = Callable[[str, W], None]
+"""``on_skip(model, where)``: an event of a model not in ``only_models`` was skipped."""
+
+
+@dataclass(frozen=True)
+class Hooks(Generic[W]):
+    """What the caller does with what a record became, each with the caller's ``where``.
+
+    Attributes:
+        on_alarms, on_reject: where alarms and rejections go (:data:`OnAlarms`,
+            :data:`OnReject`).
+        on_admit, on_event: see :data:`OnAdmit`, :data:`OnEvent`. ``observe_all`` gives every
+            model's events to ``on_event`` (the agent's champion/challenger comparisons).
+        accept: see :data:`Accept`; None takes every routed event.
+        on_skip: an event of a model outside the pipeline's ``only_models``
+            (:data:`OnSkip`); None: skipped silently.
+    """
+
+    on_alarms: OnAlarms[W]
+    on_reject: OnReject[W]
+    on_admit: OnAdmit | None = None
+    on_event: OnEvent[W] | None = None
+    observe_all: bool = False
+    accept: Accept[W] | None = None
+    on_skip: OnSkip[W] | None = None
+
+
+class Join(Protocol[W_contra]):
+    """The join a prediction or label record goes through (:meth:`Pipeline.joinable`): which
+    join takes the record, and what becomes of a half that waits and of a pair.
+
+    :class:`OneJoin` is one join for every record; the agent's state topic keeps one per input
+    partition (:class:`~driftwatch.agent.join_shards.PartitionedJoin`), skipping what a
+    restored join holds already.
+    """
+
+    @property
+    def format(self) -> JoinFormat: ...
+
+    def delayed(self, where: W_contra) -> DelayedLabels | None:
+        """The join that takes the record at ``where``; None: skip it (its join holds it)."""
+
+    def pending(self, event_id: str, where: W_contra) -> None:
+        """The record at ``where`` is a half that waits for the other."""
+
+    def pair(self, model: str, event_id: str, where: W_contra) -> bool:
+        """Whether the model's monitor takes the pair the record at ``where`` completed."""
+
+
+class OneJoin:
+    """One join (with the models' label-free watches) for every record, in ``format``."""
+
+    def __init__(self, delayed: DelayedLabels, format: JoinFormat) -> None:
+        self.join = delayed
+        self.format = format
+
+    def delayed(self, where: object) -> DelayedLabels:
+        return self.join
+
+    def pending(self, event_id: str, where: object) -> None:
+        pass
+
+    def pair(self, model: str, event_id: str, where: object) -> bool:
+        return True
 
 
 class Pipeline(Generic[W]):
@@ -149,36 +214,28 @@ class Pipeline(Generic[W]):
     Parameters:
         fmt: how record values become events.
         monitors: the monitors to route events to (bounded by their ``max_models``).
-        on_alarms, on_reject: where alarms and rejections go, with the caller's ``where``.
-        join: predictions and labels as separate records: the join (with the models'
-            label-free watches, whose alarms go to ``on_alarms`` too) and the record format;
-            None when each record is a whole event.
-        on_admit, on_event: see :data:`OnAdmit`, :data:`OnEvent`. ``observe_all`` gives every
-            model's events to ``on_event`` (the agent's champion/challenger comparisons).
-        accept: see :data:`Accept`; None takes every routed event.
-        only_models, on_skip: when ``only_models`` is not empty, an event of another model
-            is neither routed nor rejected but skipped: ``on_skip(model, where)`` (settings
+        hooks: what the caller does with alarms, rejections, skips and observed events.
+        join: predictions and labels as separate records: the join (:class:`Join`; the
+            label-free watches' alarms go to ``on_alarms`` too); None when each record is a
+            whole event.
+        only_models: when not empty, an event of another model is neither routed nor
+            rejected but skipped: ``hooks.on_skip(model, where)`` (settings
             ``events.only_models``, the sidecar of one model on a shared topic).
     """
 
-    def __init__(self, fmt: EventFormat, monitors: Monitors, *, on_alarms: OnAlarms[W],
-                 on_reject: OnReject[W],
-                 join: tuple[DelayedLabels, JoinFormat] | None = None,
-                 on_admit: OnAdmit | None = None, on_event: OnEvent[W] | None = None,
-                 observe_all: bool = False, accept: Accept[W] | None = None,
-                 only_models: Collection[str] = (),
-                 on_skip: Callable[[str, W], None] | None = None) -> None:
+    def __init__(self, fmt: EventFormat, monitors: Monitors, hooks: Hooks[W], *,
+                 join: Join[W] | None = None, only_models: Collection[str] = ()) -> None:
         self.fmt = fmt
         self.monitors = monitors
         self.join = join
-        self._on_alarms = on_alarms
-        self._on_reject = on_reject
-        self._on_admit = on_admit
-        self._on_event = on_event
-        self._accept = accept
+        self._on_alarms = hooks.on_alarms
+        self._on_reject = hooks.on_reject
+        self._on_admit = hooks.on_admit
+        self._on_event = hooks.on_event
+        self._accept = hooks.accept
         self._only = frozenset(only_models)
-        self._on_skip = on_skip
-        self._observe_all = observe_all and on_event is not None
+        self._on_skip = hooks.on_skip
+        self._observe_all = hooks.observe_all and hooks.on_event is not None
         self._observed: set[str] = set()
         self._by_model = monitors.by_model
         self._decoder = FastDecoder(fmt)
@@ -289,12 +346,15 @@ class Pipeline(Generic[W]):
         """Process one prediction or label record through the join (``join`` must be set):
         ``kind`` is what the record's topic says it is (None: its kind field says), and
         ``time_s`` the record's own time, used when its value has none."""
-        assert self.join is not None, "joinable() needs a pipeline with a join"
-        delayed, join_format = self.join
-        result = decode_joinable(value, key, self.fmt, join_format, kind, time_s)
+        join = self.join
+        assert join is not None, "joinable() needs a pipeline with a join"
+        result = decode_joinable(value, key, self.fmt, join.format, kind, time_s)
         if isinstance(result, Rejected):
             self._on_reject(result, value, where)
             return
+        delayed = join.delayed(where)
+        if delayed is None:
+            return  # the join holds the record already
         if isinstance(result, Prediction):
             # Admit the model before its prediction enters the join: pending predictions and
             # label-free watches are bounded by limits.max_models like the monitors.
@@ -305,7 +365,9 @@ class Pipeline(Generic[W]):
                 self._on_alarms(alarms, where)
         else:
             joined = delayed.add_label(result)
-        if joined is not None:
+        if joined is None:
+            join.pending(result.event_id, where)
+        elif join.pair(joined.model, joined.event_id, where):
             self.event(Decoded(joined.model, joined.event()), value, key, where)
 
 

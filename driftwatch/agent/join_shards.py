@@ -19,6 +19,9 @@ shard's own records, so a restore replaying from the saved offsets rebuilds exac
 uninterrupted join would hold (paper-free argument in the state topic's module docstring).
 
 The metrics show the shards merged (:func:`~driftwatch.core.delayed.merge_snapshots`).
+:class:`PartitionedJoin` is the shards as the pipeline's join hook
+(:class:`~driftwatch.pipeline.Join`): a record goes to its shard's join, and after a restore
+what the shard's saved state already holds is skipped (see :mod:`driftwatch.state.topic`).
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot, merge_snapshots
+from driftwatch.decoding.joinable import JoinFormat
+from driftwatch.kafka.source import Record
 from driftwatch.state.topic import TopicPartition
 
-__all__ = ["JoinShards"]
+__all__ = ["JoinShards", "PartitionedJoin"]
 
 
 class JoinShards:
@@ -101,3 +107,37 @@ class JoinShards:
         """Forget the shards of ``partitions`` (they moved to another replica)."""
         for tp in partitions:
             self.shards.pop(self.shard_of(tp), None)
+
+
+class PartitionedJoin:
+    """The pipeline's join (:class:`~driftwatch.pipeline.Join`) with the state topic: each
+    record through the join of its shard, skipping what a restored join holds already, and
+    each half and pair noted in ``partitioned`` (where a replay after a restore resumes).
+
+    Parameters:
+        shards: the joins by shard.
+        partitioned: the per-partition bookkeeping of the state topic, built with
+            ``shards.shard_of``.
+        format: how records are told apart and keyed.
+    """
+
+    def __init__(self, shards: JoinShards, partitioned: PartitionStates,
+                 format: JoinFormat) -> None:
+        self.shards = shards
+        self.partitioned = partitioned
+        self.format = format
+
+    def delayed(self, where: Record) -> DelayedLabels | None:
+        """The join of the record's shard; None after a restore when it holds the record."""
+        tp = where.topic_partition
+        if not self.partitioned.join_takes(tp, where.offset):
+            return None  # a replay after a restore: the join's saved state holds it
+        return self.shards.get(tp)
+
+    def pending(self, event_id: str, where: Record) -> None:
+        self.partitioned.pending_half(event_id, where.topic_partition, where.offset)
+
+    def pair(self, model: str, event_id: str, where: Record) -> bool:
+        tp = where.topic_partition
+        shard = self.shards.partitions_of(self.shards.shard_of(tp))
+        return self.partitioned.take_pair(model, event_id, tp, where.offset, shard)

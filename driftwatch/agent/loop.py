@@ -12,9 +12,11 @@ per model, bounded), :class:`~driftwatch.agent.checkpointer.Checkpointer` (state
 disk, when, and what is durable), :class:`~driftwatch.agent.readiness.Readiness` (``/readyz``
 without flapping), :class:`~driftwatch.sinks.alarms.AlarmLog`, and the exporter, which only ever
 reads the immutable :class:`~driftwatch.sinks.prometheus.collector.AgentSnapshot` the loop publishes
-(:mod:`driftwatch.agent.publish`). What the agent opens at start and where each partition
-resumes is :mod:`driftwatch.agent.start`; what it saves and restores, and the state topic's
-handover, :mod:`driftwatch.agent.saved_state`.
+(:mod:`driftwatch.agent.publish`). What the agent opens at start is
+:mod:`driftwatch.agent.start`; where each partition resumes,
+:mod:`driftwatch.agent.positions`; what it saves and restores,
+:mod:`driftwatch.agent.saved_state`, and the state topic's handover,
+:mod:`driftwatch.agent.handover`.
 
 Lifecycle and failure behaviour:
 
@@ -99,7 +101,7 @@ from typing import Any
 from driftwatch.agent.checkpointer import Checkpointer
 from driftwatch.agent.comparisons import Comparisons
 from driftwatch.agent.handover import Handover
-from driftwatch.agent.join_shards import JoinShards
+from driftwatch.agent.join_shards import JoinShards, PartitionedJoin
 from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.agent.positions import BEYOND_LOG_END, Positions
 from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
@@ -108,10 +110,9 @@ from driftwatch.agent.rejections import Rejections
 from driftwatch.agent.saved_state import SavedState
 from driftwatch.agent.start import SourceFactory, start
 from driftwatch.core.delayed import DelayedLabels
-from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor
 from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, Rejected
-from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, RecordKind, decode_joinable
+from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, RecordKind
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.producers import AlarmPublisher, producer_config
 from driftwatch.kafka.source import Record
@@ -119,7 +120,10 @@ from driftwatch.pipeline import (
     TOO_MANY_MODELS,
     UNWATCHED_MODEL,
     DeadLetterSink,
+    Hooks,
+    Join,
     Monitors,
+    OneJoin,
     Pipeline,
     Source,
 )
@@ -166,6 +170,30 @@ def checkpoint_store(settings: Settings) -> CheckpointStore | StateTopicStore | 
             max_record_bytes=checkpoint.max_record_bytes,
             request_timeout_s=settings.kafka.request_timeout_seconds)
     return CheckpointStore(checkpoint.directory)
+
+
+def record_joins(settings: Settings, *, state_topic: bool) -> tuple[
+        DelayedLabels | None, JoinShards | None, PartitionStates | None, Join[Record] | None]:
+    """The join of predictions and labels as separate records (settings ``join``), as the
+    agent keeps it: one join (the first), or with the state topic one per input partition
+    (the second) to be handed over with it; the state topic's per-partition bookkeeping
+    (the third); and the pipeline's hook into whichever join it is (the fourth). Nones when
+    records come joined (and without the state topic)."""
+    join = settings.join
+    partitioned = PartitionStates() if state_topic else None
+    if not join.enabled:
+        return None, None, partitioned, None
+
+    def new_join() -> DelayedLabels:
+        return join.delayed_labels(
+            lambda model: settings.monitoring.monitor_config(model).threshold)
+
+    if partitioned is None:
+        delayed = new_join()
+        return delayed, None, None, OneJoin(delayed, join.join_format())
+    shards = JoinShards(new_join, join.predictions_topic, join.labels_topic)
+    partitioned = PartitionStates(shards.shard_of)
+    return None, shards, partitioned, PartitionedJoin(shards, partitioned, join.join_format())
 
 
 class Agent:
@@ -224,22 +252,8 @@ class Agent:
         # the state topic one per input partition (to be handed over with it); None when
         # records come joined.
         join = settings.join
-        self.delayed: DelayedLabels | None = None
-        self.join_shards: JoinShards | None = None
-        self.partitioned: PartitionStates | None = None
-        if join.enabled:
-            def new_join() -> DelayedLabels:
-                return join.delayed_labels(
-                    lambda model: settings.monitoring.monitor_config(model).threshold)
-            if isinstance(store, StateTopicStore):
-                self.join_shards = JoinShards(new_join, join.predictions_topic,
-                                              join.labels_topic)
-            else:
-                self.delayed = new_join()
-        if isinstance(store, StateTopicStore):
-            self.partitioned = PartitionStates() if self.join_shards is None else \
-                PartitionStates(self.join_shards.shard_of)
-        self._join_format = join.join_format()
+        self.delayed, self.join_shards, self.partitioned, joins = record_joins(
+            settings, state_topic=isinstance(store, StateTopicStore))
         self._kinds: dict[str, RecordKind] = {}
         if join.enabled and join.predictions_topic is not None and \
                 join.labels_topic is not None:
@@ -261,13 +275,14 @@ class Agent:
         self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"))
         self.metrics_server: MetricsServer | None = None
         # The one processing step (decode, route, monitor, alarms), shared with replay.
-        self.pipeline: Pipeline[Record] = Pipeline(
-            fmt, self.monitors, on_alarms=self._emit, on_reject=self._rejected_by,
-            join=None if self.delayed is None else (self.delayed, self._join_format),
-            on_event=self._compare, observe_all=bool(self.comparisons),
+        hooks: Hooks[Record] = Hooks(
+            self._emit, self._rejected_by, on_event=self._compare,
+            observe_all=bool(self.comparisons), on_skip=self._skip,
             accept=None if self.partitioned is None or self.join_shards is not None
-            else self._take,
-            only_models=settings.events.only_models, on_skip=self._skip)
+            else self._take)
+        self.pipeline: Pipeline[Record] = Pipeline(
+            fmt, self.monitors, hooks, only_models=settings.events.only_models,
+            join=joins)
 
     @property
     def dead_letter(self) -> DeadLetterSink | None:
@@ -328,7 +343,7 @@ class Agent:
         path: one partition tuple per run of records of the same partition, not per record."""
         positions, timestamps = self.positions.offsets, self.positions.timestamps_ms
         pipeline = self.pipeline
-        joined = self.delayed is not None or self.join_shards is not None
+        joined = pipeline.join is not None
         tp = TopicPartition("", -1)
         for record in records:
             if record.partition != tp.partition or record.topic != tp.topic:
@@ -398,52 +413,17 @@ class Agent:
     def _joinable(self, record: Record) -> None:
         """A prediction or label record through the join: its kind from its topic (or its
         kind field), its time from the record when its value has none. With the state topic
-        there is a join per input partition, and after a restore a record the saved state
-        already holds is skipped (see :mod:`driftwatch.state.topic`)."""
+        there is a join per input partition (:class:`~driftwatch.agent.join_shards.
+        PartitionedJoin`)."""
         kind = self._kinds.get(record.topic)
-        if kind is None and self._join_format.kind_field is None:
+        assert self.pipeline.join is not None
+        if kind is None and self.pipeline.join.format.kind_field is None:
             self.rejections.reject(record, Rejected(
                 "bad_kind", f"topic {record.topic!r} is neither join.predictions_topic nor "
                 "join.labels_topic"))
             return
-        if self.join_shards is None:
-            self.pipeline.joinable(record.value, record.key, record, kind,
-                                   record.timestamp_ms / 1000.0)
-        else:
-            self._join_by_partition(record, kind)
-
-    def _join_by_partition(self, record: Record, kind: RecordKind | None) -> None:
-        """A prediction or label record through the join of its input partition (with the
-        state topic there is one per partition, handed over with it); after a restore a
-        record the saved state already holds is skipped (see :mod:`driftwatch.state.topic`)."""
-        shards, partitioned = self.join_shards, self.partitioned
-        assert shards is not None and partitioned is not None
-        result = decode_joinable(record.value, record.key, self.pipeline.fmt,
-                                 self._join_format, kind, record.timestamp_ms / 1000.0)
-        if isinstance(result, Rejected):
-            self.rejections.reject(record, result)
-            return
-        tp = record.topic_partition
-        if not partitioned.join_takes(tp, record.offset):
-            return  # a replay after a restore: the join's saved state holds it
-        delayed = shards.get(tp)
-        if isinstance(result, Prediction):
-            # Admit the model before its prediction enters the join: pending predictions and
-            # label-free watches are bounded by limits.max_models like the monitors.
-            monitor = self.pipeline.admit(result.model, record)
-            if monitor is None:
-                return
-            joined, alarms = delayed.add_prediction(result, monitor.estimate)
-            self._emit(alarms, record)
-        else:
-            joined = delayed.add_label(result)
-        if joined is None:
-            partitioned.pending_half(result.event_id, tp, record.offset)
-            return
-        shard = shards.partitions_of(shards.shard_of(tp))
-        if partitioned.take_pair(joined.model, joined.event_id, tp, record.offset, shard):
-            self.pipeline.event(Decoded(joined.model, joined.event()), record.value,
-                                record.key, record)
+        self.pipeline.joinable(record.value, record.key, record, kind,
+                               record.timestamp_ms / 1000.0)
 
     def _emit(self, alarms: list[Alarm], record: Record) -> None:
         for alarm in alarms:

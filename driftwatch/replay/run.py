@@ -31,7 +31,14 @@ from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
 from driftwatch.decoding.fast_decoder import PARSE_SELF, FastDecoder
 from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, JoinFormat
-from driftwatch.pipeline import TOO_MANY_MODELS, UNWATCHED_MODEL, Monitors, Pipeline
+from driftwatch.pipeline import (
+    TOO_MANY_MODELS,
+    UNWATCHED_MODEL,
+    Hooks,
+    Monitors,
+    OneJoin,
+    Pipeline,
+)
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, ReplayRecord
 
@@ -174,9 +181,9 @@ class Replay:
         self._block_size = block_size
         self._blocks: dict[str, BlockAUCs] = {}
         self._pipeline: Pipeline[Where] = Pipeline(
-            fmt, self._monitors, on_alarms=self._found, on_reject=self._rejected_by,
-            join=join, on_admit=self._admitted, on_event=self._observe,
-            only_models=only_models, on_skip=self._skip)
+            fmt, self._monitors, Hooks(self._found, self._rejected_by, on_admit=self._admitted,
+                                       on_event=self._observe, on_skip=self._skip),
+            join=None if join is None else OneJoin(*join), only_models=only_models)
         self.records = 0
         self.alarm_count = 0
         self._rejected = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
