@@ -44,7 +44,7 @@ from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.decoding.decoder import Decoded, EventFormat, Rejected, decode
-from driftwatch.decoding.fast_decoder import PARSE_SELF, Columns, FastDecoder, plain_event
+from driftwatch.decoding.fast_decoder import PARSE_SELF, FastDecoder, plain_event
 from driftwatch.decoding.joinable import JoinFormat, RecordKind, decode_joinable
 
 TOO_MANY_MODELS = "too_many_models"
@@ -228,6 +228,7 @@ class Pipeline(Generic[W]):
         self.fmt = fmt
         self.monitors = monitors
         self.join = join
+        self.hooks = hooks
         self._on_alarms = hooks.on_alarms
         self._on_reject = hooks.on_reject
         self._on_admit = hooks.on_admit
@@ -244,9 +245,8 @@ class Pipeline(Generic[W]):
         value; False (nothing done) when the value needs the general decoder (:meth:`decoded`
         of :func:`~driftwatch.decoding.decoder.decode`'s answer) or its model id comes from the
         key. The hot path: no event object per record. ``fast(value, key, where, parsed)``
-        takes the value's JSON already parsed (:meth:`parse_lines`)."""
-        self.parse_lines = self._decoder.parse_lines
-        self.columns = self._decoder.columns
+        takes the value's JSON already parsed
+        (:meth:`~driftwatch.decoding.fast_decoder.FastDecoder.parse_lines`)."""
 
     def record(self, value: bytes | None, key: bytes | None, where: W) -> None:
         """Process one record that is a whole event (no join)."""
@@ -281,20 +281,16 @@ class Pipeline(Generic[W]):
 
         return fast
 
-    def take_columns(self, columns: Columns, where: Callable[[int], W]) -> bool:
-        """Process a run of plain records of one model in one call
-        (:meth:`~driftwatch.core.monitor.Monitor.update_columns`), the alarms of record i
-        with ``where(i)``; False (nothing done) when the model has no monitor yet, is
-        observed, skipped or filtered (then record by record, :attr:`fast`)."""
-        model = columns.model
+    def monitor_alone(self, model: str) -> Monitor | None:
+        """The model's monitor when nothing but it takes the model's events (it exists and is
+        not observed, skipped or filtered): a caller may then give it a run of events in one
+        call (replay's column path) and its alarms to ``hooks.on_alarms``; None otherwise
+        (record by record, :attr:`fast`)."""
         monitor = self._by_model.get(model)
         if monitor is None or self._observe_all or model in self._observed or \
                 (self._only and model not in self._only) or self._accept is not None:
-            return False
-        for index, alarms in monitor.update_columns(columns.labels, columns.scores,
-                                                    columns.times):
-            self._on_alarms(alarms, where(index))
-        return True
+            return None
+        return monitor
 
     def decoded(self, result: Decoded | Rejected, value: bytes | None, key: bytes | None,
                 where: W) -> None:
