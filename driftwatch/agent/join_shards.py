@@ -22,6 +22,7 @@ The metrics show the shards merged (:func:`~driftwatch.core.delayed.merge_snapsh
 :class:`PartitionedJoin` is the shards as the pipeline's join hook
 (:class:`~driftwatch.pipeline.Join`): a record goes to its shard's join, and after a restore
 what the shard's saved state already holds is skipped (see :mod:`driftwatch.state.topic`).
+:func:`record_joins` builds the agent's join, sharded or not, from the settings.
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot, merge_snapshots
 from driftwatch.decoding.joinable import JoinFormat
 from driftwatch.kafka.source import Record
+from driftwatch.pipeline import Join, OneJoin
+from driftwatch.settings import Settings
 from driftwatch.state.topic import TopicPartition
 
-__all__ = ["JoinShards", "PartitionedJoin"]
+__all__ = ["JoinShards", "PartitionedJoin", "record_joins"]
 
 
 class JoinShards:
@@ -141,3 +144,27 @@ class PartitionedJoin:
         tp = where.topic_partition
         shard = self.shards.partitions_of(self.shards.shard_of(tp))
         return self.partitioned.take_pair(model, event_id, tp, where.offset, shard)
+
+
+def record_joins(settings: Settings, *, state_topic: bool) -> tuple[
+        DelayedLabels | None, JoinShards | None, PartitionStates | None, Join[Record] | None]:
+    """The join of predictions and labels as separate records (settings ``join``), as the
+    agent keeps it: one join (the first), or with the state topic one per input partition
+    (the second) to be handed over with it; the state topic's per-partition bookkeeping
+    (the third); and the pipeline's hook into whichever join it is (the fourth). Nones when
+    records come joined (and without the state topic)."""
+    join = settings.join
+    partitioned = PartitionStates() if state_topic else None
+    if not join.enabled:
+        return None, None, partitioned, None
+
+    def new_join() -> DelayedLabels:
+        return join.delayed_labels(
+            lambda model: settings.monitoring.monitor_config(model).threshold)
+
+    if partitioned is None:
+        delayed = new_join()
+        return delayed, None, None, OneJoin(delayed, join.join_format())
+    shards = JoinShards(new_join, join.predictions_topic, join.labels_topic)
+    partitioned = PartitionStates(shards.shard_of)
+    return None, shards, partitioned, PartitionedJoin(shards, partitioned, join.join_format())

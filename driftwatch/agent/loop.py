@@ -98,32 +98,28 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from driftwatch.agent.checkpointer import Checkpointer
+from driftwatch.agent.checkpointer import Checkpointer, checkpoint_store
 from driftwatch.agent.comparisons import Comparisons
 from driftwatch.agent.handover import Handover
-from driftwatch.agent.join_shards import JoinShards, PartitionedJoin
-from driftwatch.agent.partition_states import PartitionStates
+from driftwatch.agent.join_shards import record_joins
 from driftwatch.agent.positions import BEYOND_LOG_END, Positions
 from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
 from driftwatch.agent.readiness import Readiness
 from driftwatch.agent.rejections import Rejections
 from driftwatch.agent.saved_state import SavedState
 from driftwatch.agent.start import SourceFactory, start
-from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.monitor import Alarm, Monitor
 from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, Rejected
 from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, RecordKind
 from driftwatch.kafka.offsets import TopicPartition
-from driftwatch.kafka.producers import AlarmPublisher, producer_config
+from driftwatch.kafka.producers import AlarmPublisher
 from driftwatch.kafka.source import Record
 from driftwatch.pipeline import (
     TOO_MANY_MODELS,
     UNWATCHED_MODEL,
     DeadLetterSink,
     Hooks,
-    Join,
     Monitors,
-    OneJoin,
     Pipeline,
     Source,
 )
@@ -131,7 +127,7 @@ from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram, Operations
-from driftwatch.state.checkpoint import CheckpointSaveError, CheckpointStore
+from driftwatch.state.checkpoint import CheckpointSaveError
 from driftwatch.state.topic import StateTopicStore
 
 log = logging.getLogger(__name__)
@@ -154,46 +150,6 @@ class NeverReady(Exception):
     """The agent was stopped before it was ever ready, while its source named a problem (the
     brokers unreachable, a topic missing): ``str()`` is that problem. Nothing was consumed,
     saved or committed in this run, so nothing is lost; ``driftwatch run`` exits 1."""
-
-
-def checkpoint_store(settings: Settings) -> CheckpointStore | StateTopicStore | None:
-    """Where checkpoints go: the state topic (the default with Kafka), the file, or nowhere;
-    see :class:`~driftwatch.settings.CheckpointSettings`."""
-    checkpoint = settings.checkpoint
-    if not checkpoint.enabled:
-        return None
-    if settings.checkpoint_backend() == "kafka":
-        return StateTopicStore(
-            producer_config(settings.kafka.consumer_config()), settings.state_topic(),
-            partitions=checkpoint.topic_partitions,
-            replication_factor=checkpoint.topic_replication_factor,
-            max_record_bytes=checkpoint.max_record_bytes,
-            request_timeout_s=settings.kafka.request_timeout_seconds)
-    return CheckpointStore(checkpoint.directory)
-
-
-def record_joins(settings: Settings, *, state_topic: bool) -> tuple[
-        DelayedLabels | None, JoinShards | None, PartitionStates | None, Join[Record] | None]:
-    """The join of predictions and labels as separate records (settings ``join``), as the
-    agent keeps it: one join (the first), or with the state topic one per input partition
-    (the second) to be handed over with it; the state topic's per-partition bookkeeping
-    (the third); and the pipeline's hook into whichever join it is (the fourth). Nones when
-    records come joined (and without the state topic)."""
-    join = settings.join
-    partitioned = PartitionStates() if state_topic else None
-    if not join.enabled:
-        return None, None, partitioned, None
-
-    def new_join() -> DelayedLabels:
-        return join.delayed_labels(
-            lambda model: settings.monitoring.monitor_config(model).threshold)
-
-    if partitioned is None:
-        delayed = new_join()
-        return delayed, None, None, OneJoin(delayed, join.join_format())
-    shards = JoinShards(new_join, join.predictions_topic, join.labels_topic)
-    partitioned = PartitionStates(shards.shard_of)
-    return None, shards, partitioned, PartitionedJoin(shards, partitioned, join.join_format())
 
 
 class Agent:
