@@ -150,7 +150,7 @@ def fuzz(count: int, seed: int = 9) -> None:
                     assert rejected["reason=undecodable"] == 0
                     assert metrics["driftwatch_scrape_dropped_series_total"][""] == 0
         elapsed = time.perf_counter() - started
-        agent.checkpointer.save(agent.monitors, agent._positions)
+        agent.checkpointer.save(agent.monitors, agent.positions.offsets)
         again = Agent(agent.settings)
         again.restore()
         assert set(again.monitors.export_state()) == set(agent.monitors.export_state())

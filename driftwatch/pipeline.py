@@ -36,6 +36,7 @@ iterates its file and topic-range sources, JSON Lines in chunks.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -43,7 +44,7 @@ from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Prediction
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.decoding.decoder import Decoded, EventFormat, Rejected, decode
-from driftwatch.decoding.fast_decoder import PARSE_SELF, Columns, FastDecoder, plain_event
+from driftwatch.decoding.fast_decoder import PARSE_SELF, FastDecoder, plain_event
 from driftwatch.decoding.joinable import JoinFormat, RecordKind, decode_joinable
 
 TOO_MANY_MODELS = "too_many_models"
@@ -141,6 +142,70 @@ False skips it (the agent's state-topic mode: a model's restored state already h
 OnEvent = Callable[[Monitor, Decoded, bytes | None, bytes | None, W], None]
 """``on_event(monitor, decoded, value, key, where)``: an observed model's monitor has just
 taken ``decoded``, the event of the record ``value``/``key``."""
+OnSkip = Callable[[str, W], None]
+"""``on_skip(model, where)``: an event of a model not in ``only_models`` was skipped."""
+
+
+@dataclass(frozen=True)
+class Hooks(Generic[W]):
+    """What the caller does with what a record became, each with the caller's ``where``.
+
+    Attributes:
+        on_alarms, on_reject: where alarms and rejections go (:data:`OnAlarms`,
+            :data:`OnReject`).
+        on_admit, on_event: see :data:`OnAdmit`, :data:`OnEvent`. ``observe_all`` gives every
+            model's events to ``on_event`` (the agent's champion/challenger comparisons).
+        accept: see :data:`Accept`; None takes every routed event.
+        on_skip: an event of a model outside the pipeline's ``only_models``
+            (:data:`OnSkip`); None: skipped silently.
+    """
+
+    on_alarms: OnAlarms[W]
+    on_reject: OnReject[W]
+    on_admit: OnAdmit | None = None
+    on_event: OnEvent[W] | None = None
+    observe_all: bool = False
+    accept: Accept[W] | None = None
+    on_skip: OnSkip[W] | None = None
+
+
+class Join(Protocol[W_contra]):
+    """The join a prediction or label record goes through (:meth:`Pipeline.joinable`): which
+    join takes the record, and what becomes of a half that waits and of a pair.
+
+    :class:`OneJoin` is one join for every record; the agent's state topic keeps one per input
+    partition (:class:`~driftwatch.agent.join_shards.PartitionedJoin`), skipping what a
+    restored join holds already.
+    """
+
+    @property
+    def format(self) -> JoinFormat: ...
+
+    def delayed(self, where: W_contra) -> DelayedLabels | None:
+        """The join that takes the record at ``where``; None: skip it (its join holds it)."""
+
+    def pending(self, event_id: str, where: W_contra) -> None:
+        """The record at ``where`` is a half that waits for the other."""
+
+    def pair(self, model: str, event_id: str, where: W_contra) -> bool:
+        """Whether the model's monitor takes the pair the record at ``where`` completed."""
+
+
+class OneJoin:
+    """One join (with the models' label-free watches) for every record, in ``format``."""
+
+    def __init__(self, delayed: DelayedLabels, format: JoinFormat) -> None:
+        self.join = delayed
+        self.format = format
+
+    def delayed(self, where: object) -> DelayedLabels:
+        return self.join
+
+    def pending(self, event_id: str, where: object) -> None:
+        pass
+
+    def pair(self, model: str, event_id: str, where: object) -> bool:
+        return True
 
 
 class Pipeline(Generic[W]):
@@ -149,36 +214,29 @@ class Pipeline(Generic[W]):
     Parameters:
         fmt: how record values become events.
         monitors: the monitors to route events to (bounded by their ``max_models``).
-        on_alarms, on_reject: where alarms and rejections go, with the caller's ``where``.
-        join: predictions and labels as separate records: the join (with the models'
-            label-free watches, whose alarms go to ``on_alarms`` too) and the record format;
-            None when each record is a whole event.
-        on_admit, on_event: see :data:`OnAdmit`, :data:`OnEvent`. ``observe_all`` gives every
-            model's events to ``on_event`` (the agent's champion/challenger comparisons).
-        accept: see :data:`Accept`; None takes every routed event.
-        only_models, on_skip: when ``only_models`` is not empty, an event of another model
-            is neither routed nor rejected but skipped: ``on_skip(model, where)`` (settings
+        hooks: what the caller does with alarms, rejections, skips and observed events.
+        join: predictions and labels as separate records: the join (:class:`Join`; the
+            label-free watches' alarms go to ``on_alarms`` too); None when each record is a
+            whole event.
+        only_models: when not empty, an event of another model is neither routed nor
+            rejected but skipped: ``hooks.on_skip(model, where)`` (settings
             ``events.only_models``, the sidecar of one model on a shared topic).
     """
 
-    def __init__(self, fmt: EventFormat, monitors: Monitors, *, on_alarms: OnAlarms[W],
-                 on_reject: OnReject[W],
-                 join: tuple[DelayedLabels, JoinFormat] | None = None,
-                 on_admit: OnAdmit | None = None, on_event: OnEvent[W] | None = None,
-                 observe_all: bool = False, accept: Accept[W] | None = None,
-                 only_models: Collection[str] = (),
-                 on_skip: Callable[[str, W], None] | None = None) -> None:
+    def __init__(self, fmt: EventFormat, monitors: Monitors, hooks: Hooks[W], *,
+                 join: Join[W] | None = None, only_models: Collection[str] = ()) -> None:
         self.fmt = fmt
         self.monitors = monitors
         self.join = join
-        self._on_alarms = on_alarms
-        self._on_reject = on_reject
-        self._on_admit = on_admit
-        self._on_event = on_event
-        self._accept = accept
+        self.hooks = hooks
+        self._on_alarms = hooks.on_alarms
+        self._on_reject = hooks.on_reject
+        self._on_admit = hooks.on_admit
+        self._on_event = hooks.on_event
+        self._accept = hooks.accept
         self._only = frozenset(only_models)
-        self._on_skip = on_skip
-        self._observe_all = observe_all and on_event is not None
+        self._on_skip = hooks.on_skip
+        self._observe_all = hooks.observe_all and hooks.on_event is not None
         self._observed: set[str] = set()
         self._by_model = monitors.by_model
         self._decoder = FastDecoder(fmt)
@@ -187,9 +245,8 @@ class Pipeline(Generic[W]):
         value; False (nothing done) when the value needs the general decoder (:meth:`decoded`
         of :func:`~driftwatch.decoding.decoder.decode`'s answer) or its model id comes from the
         key. The hot path: no event object per record. ``fast(value, key, where, parsed)``
-        takes the value's JSON already parsed (:meth:`parse_lines`)."""
-        self.parse_lines = self._decoder.parse_lines
-        self.columns = self._decoder.columns
+        takes the value's JSON already parsed
+        (:meth:`~driftwatch.decoding.fast_decoder.FastDecoder.parse_lines`)."""
 
     def record(self, value: bytes | None, key: bytes | None, where: W) -> None:
         """Process one record that is a whole event (no join)."""
@@ -224,20 +281,16 @@ class Pipeline(Generic[W]):
 
         return fast
 
-    def take_columns(self, columns: Columns, where: Callable[[int], W]) -> bool:
-        """Process a run of plain records of one model in one call
-        (:meth:`~driftwatch.core.monitor.Monitor.update_columns`), the alarms of record i
-        with ``where(i)``; False (nothing done) when the model has no monitor yet, is
-        observed, skipped or filtered (then record by record, :attr:`fast`)."""
-        model = columns.model
+    def monitor_alone(self, model: str) -> Monitor | None:
+        """The model's monitor when nothing but it takes the model's events (it exists and is
+        not observed, skipped or filtered): a caller may then give it a run of events in one
+        call (replay's column path) and its alarms to ``hooks.on_alarms``; None otherwise
+        (record by record, :attr:`fast`)."""
         monitor = self._by_model.get(model)
         if monitor is None or self._observe_all or model in self._observed or \
                 (self._only and model not in self._only) or self._accept is not None:
-            return False
-        for index, alarms in monitor.update_columns(columns.labels, columns.scores,
-                                                    columns.times):
-            self._on_alarms(alarms, where(index))
-        return True
+            return None
+        return monitor
 
     def decoded(self, result: Decoded | Rejected, value: bytes | None, key: bytes | None,
                 where: W) -> None:
@@ -289,12 +342,15 @@ class Pipeline(Generic[W]):
         """Process one prediction or label record through the join (``join`` must be set):
         ``kind`` is what the record's topic says it is (None: its kind field says), and
         ``time_s`` the record's own time, used when its value has none."""
-        assert self.join is not None, "joinable() needs a pipeline with a join"
-        delayed, join_format = self.join
-        result = decode_joinable(value, key, self.fmt, join_format, kind, time_s)
+        join = self.join
+        assert join is not None, "joinable() needs a pipeline with a join"
+        result = decode_joinable(value, key, self.fmt, join.format, kind, time_s)
         if isinstance(result, Rejected):
             self._on_reject(result, value, where)
             return
+        delayed = join.delayed(where)
+        if delayed is None:
+            return  # the join holds the record already
         if isinstance(result, Prediction):
             # Admit the model before its prediction enters the join: pending predictions and
             # label-free watches are bounded by limits.max_models like the monitors.
@@ -305,7 +361,9 @@ class Pipeline(Generic[W]):
                 self._on_alarms(alarms, where)
         else:
             joined = delayed.add_label(result)
-        if joined is not None:
+        if joined is None:
+            join.pending(result.event_id, where)
+        elif join.pair(joined.model, joined.event_id, where):
             self.event(Decoded(joined.model, joined.event()), value, key, where)
 
 

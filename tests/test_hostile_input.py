@@ -99,7 +99,7 @@ def test_hostile_records_through_decode_monitors_and_a_real_scrape(
     }
     assert rejected["reason=undecodable"] == 0  # the last resort never had to act
     assert metrics["driftwatch_scrape_dropped_series_total"][""] == 0
-    assert set(agent._positions.values()) <= set(harness.offsets.values())
+    assert set(agent.positions.offsets.values()) <= set(harness.offsets.values())
 
 
 def test_after_the_fuzz_the_checkpoint_holds_every_model(harness: Harness) -> None:

@@ -1,7 +1,10 @@
 """The agent: its loop (:mod:`~driftwatch.agent.loop`) and what the loop uses.
 
-:mod:`~driftwatch.agent.start` (what it opens, in which order, where each partition resumes),
+:mod:`~driftwatch.agent.positions` (offsets per partition, where each resumes),
+:mod:`~driftwatch.agent.rejections` (counts, dead letters),
+:mod:`~driftwatch.agent.start` (what it opens, in which order),
 :mod:`~driftwatch.agent.saved_state` (what it saves and restores),
+:mod:`~driftwatch.agent.handover` (the state topic's partitions coming and going),
 :mod:`~driftwatch.agent.publish` (the snapshot ``/metrics`` shows),
 :mod:`~driftwatch.agent.checkpointer` (when to save, what is durable),
 :mod:`~driftwatch.agent.readiness` (``/readyz`` without flapping),

@@ -5,7 +5,8 @@
 :class:`~driftwatch.state.topic.StateTopicStore`), retries a failed one with backoff, and
 keeps the offsets the last successful save covers: the only offsets the agent may commit, so
 a committed offset never passes what is saved. It also reads a file checkpoint back,
-refusing one whose payload is not what the agent writes.
+refusing one whose payload is not what the agent writes. :func:`checkpoint_store` is the
+store the settings ask for.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from driftwatch.kafka.offsets import TopicPartition
+from driftwatch.kafka.producers import producer_config
+from driftwatch.settings import Settings
 from driftwatch.state.checkpoint import CheckpointError, CheckpointStore, decode_offsets
 from driftwatch.state.topic import StateTopicStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Checkpointer"]
+__all__ = ["Checkpointer", "checkpoint_store"]
 
 
 class Checkpointer:
@@ -191,3 +194,19 @@ def _gc_paused() -> Iterator[None]:
 
 def _kind(value: Any) -> str:
     return "nothing" if value is None else f"a {type(value).__name__}"
+
+
+def checkpoint_store(settings: Settings) -> CheckpointStore | StateTopicStore | None:
+    """Where checkpoints go: the state topic (the default with Kafka), the file, or nowhere;
+    see :class:`~driftwatch.settings.CheckpointSettings`."""
+    checkpoint = settings.checkpoint
+    if not checkpoint.enabled:
+        return None
+    if settings.checkpoint_backend() == "kafka":
+        return StateTopicStore(
+            producer_config(settings.kafka.consumer_config()), settings.state_topic(),
+            partitions=checkpoint.topic_partitions,
+            replication_factor=checkpoint.topic_replication_factor,
+            max_record_bytes=checkpoint.max_record_bytes,
+            request_timeout_s=settings.kafka.request_timeout_seconds)
+    return CheckpointStore(checkpoint.directory)

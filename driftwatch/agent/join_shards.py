@@ -19,6 +19,10 @@ shard's own records, so a restore replaying from the saved offsets rebuilds exac
 uninterrupted join would hold (paper-free argument in the state topic's module docstring).
 
 The metrics show the shards merged (:func:`~driftwatch.core.delayed.merge_snapshots`).
+:class:`PartitionedJoin` is the shards as the pipeline's join hook
+(:class:`~driftwatch.pipeline.Join`): a record goes to its shard's join, and after a restore
+what the shard's saved state already holds is skipped (see :mod:`driftwatch.state.topic`).
+:func:`record_joins` builds the agent's join, sharded or not, from the settings.
 """
 
 from __future__ import annotations
@@ -26,10 +30,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.core.delayed import DelayedLabels, JoinSnapshot, merge_snapshots
+from driftwatch.decoding.joinable import JoinFormat
+from driftwatch.kafka.source import Record
+from driftwatch.pipeline import Join, OneJoin
+from driftwatch.settings import Settings
 from driftwatch.state.topic import TopicPartition
 
-__all__ = ["JoinShards"]
+__all__ = ["JoinShards", "PartitionedJoin", "record_joins"]
 
 
 class JoinShards:
@@ -101,3 +110,61 @@ class JoinShards:
         """Forget the shards of ``partitions`` (they moved to another replica)."""
         for tp in partitions:
             self.shards.pop(self.shard_of(tp), None)
+
+
+class PartitionedJoin:
+    """The pipeline's join (:class:`~driftwatch.pipeline.Join`) with the state topic: each
+    record through the join of its shard, skipping what a restored join holds already, and
+    each half and pair noted in ``partitioned`` (where a replay after a restore resumes).
+
+    Parameters:
+        shards: the joins by shard.
+        partitioned: the per-partition bookkeeping of the state topic, built with
+            ``shards.shard_of``.
+        format: how records are told apart and keyed.
+    """
+
+    def __init__(self, shards: JoinShards, partitioned: PartitionStates,
+                 format: JoinFormat) -> None:
+        self.shards = shards
+        self.partitioned = partitioned
+        self.format = format
+
+    def delayed(self, where: Record) -> DelayedLabels | None:
+        """The join of the record's shard; None after a restore when it holds the record."""
+        tp = where.topic_partition
+        if not self.partitioned.join_takes(tp, where.offset):
+            return None  # a replay after a restore: the join's saved state holds it
+        return self.shards.get(tp)
+
+    def pending(self, event_id: str, where: Record) -> None:
+        self.partitioned.pending_half(event_id, where.topic_partition, where.offset)
+
+    def pair(self, model: str, event_id: str, where: Record) -> bool:
+        tp = where.topic_partition
+        shard = self.shards.partitions_of(self.shards.shard_of(tp))
+        return self.partitioned.take_pair(model, event_id, tp, where.offset, shard)
+
+
+def record_joins(settings: Settings, *, state_topic: bool) -> tuple[
+        DelayedLabels | None, JoinShards | None, PartitionStates | None, Join[Record] | None]:
+    """The join of predictions and labels as separate records (settings ``join``), as the
+    agent keeps it: one join (the first), or with the state topic one per input partition
+    (the second) to be handed over with it; the state topic's per-partition bookkeeping
+    (the third); and the pipeline's hook into whichever join it is (the fourth). Nones when
+    records come joined (and without the state topic)."""
+    join = settings.join
+    partitioned = PartitionStates() if state_topic else None
+    if not join.enabled:
+        return None, None, partitioned, None
+
+    def new_join() -> DelayedLabels:
+        return join.delayed_labels(
+            lambda model: settings.monitoring.monitor_config(model).threshold)
+
+    if partitioned is None:
+        delayed = new_join()
+        return delayed, None, None, OneJoin(delayed, join.join_format())
+    shards = JoinShards(new_join, join.predictions_topic, join.labels_topic)
+    partitioned = PartitionStates(shards.shard_of)
+    return None, shards, partitioned, PartitionedJoin(shards, partitioned, join.join_format())

@@ -12,9 +12,11 @@ per model, bounded), :class:`~driftwatch.agent.checkpointer.Checkpointer` (state
 disk, when, and what is durable), :class:`~driftwatch.agent.readiness.Readiness` (``/readyz``
 without flapping), :class:`~driftwatch.sinks.alarms.AlarmLog`, and the exporter, which only ever
 reads the immutable :class:`~driftwatch.sinks.prometheus.collector.AgentSnapshot` the loop publishes
-(:mod:`driftwatch.agent.publish`). What the agent opens at start and where each partition
-resumes is :mod:`driftwatch.agent.start`; what it saves and restores, and the state topic's
-handover, :mod:`driftwatch.agent.saved_state`.
+(:mod:`driftwatch.agent.publish`). What the agent opens at start is
+:mod:`driftwatch.agent.start`; where each partition resumes,
+:mod:`driftwatch.agent.positions`; what it saves and restores,
+:mod:`driftwatch.agent.saved_state`, and the state topic's handover,
+:mod:`driftwatch.agent.handover`.
 
 Lifecycle and failure behaviour:
 
@@ -96,50 +98,42 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from driftwatch.agent.checkpointer import Checkpointer
+from driftwatch.agent.checkpointer import Checkpointer, checkpoint_store
 from driftwatch.agent.comparisons import Comparisons
-from driftwatch.agent.join_shards import JoinShards
-from driftwatch.agent.partition_states import PartitionStates
+from driftwatch.agent.handover import Handover
+from driftwatch.agent.join_shards import record_joins
+from driftwatch.agent.positions import BEYOND_LOG_END, Positions
 from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
 from driftwatch.agent.readiness import Readiness
-from driftwatch.agent.saved_state import (
-    join_by_partition,
-    payload,
-    restore_checkpoint,
-    restore_partitions,
-    revoke_partitions,
-)
-from driftwatch.agent.start import resume_offsets, start
-from driftwatch.core.delayed import DelayedLabels
+from driftwatch.agent.rejections import Rejections
+from driftwatch.agent.saved_state import SavedState
+from driftwatch.agent.start import SourceFactory, start
 from driftwatch.core.monitor import Alarm, Monitor
-from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected
+from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, Rejected
 from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, RecordKind
-from driftwatch.kafka.offsets import OnAssigned, TopicPartition
-from driftwatch.kafka.producers import AlarmPublisher, producer_config
+from driftwatch.kafka.offsets import TopicPartition
+from driftwatch.kafka.producers import AlarmPublisher
 from driftwatch.kafka.source import Record
 from driftwatch.pipeline import (
     TOO_MANY_MODELS,
     UNWATCHED_MODEL,
     DeadLetterSink,
+    Hooks,
     Monitors,
     Pipeline,
     Source,
 )
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
-from driftwatch.sinks.comparison_snapshot import ComparisonSnapshot
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram, Operations
-from driftwatch.state.checkpoint import CheckpointSaveError, CheckpointStore
+from driftwatch.state.checkpoint import CheckpointSaveError
 from driftwatch.state.topic import StateTopicStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TOO_MANY_MODELS", "UNWATCHED_MODEL", "Agent", "Monitors", "SourceFactory"]
-
-SourceFactory = Callable[[OnAssigned], Source[Record]]
-"""Builds the agent's source, given the hook to call with newly assigned partitions (which
-answers where each resumes: the checkpoint's offsets)."""
+__all__ = ["BEYOND_LOG_END", "TOO_MANY_MODELS", "UNWATCHED_MODEL", "Agent", "Monitors",
+           "SourceFactory"]
 
 
 SNAPSHOT_INTERVAL_S = 1.0
@@ -150,14 +144,6 @@ FINAL_SAVE_ATTEMPTS = 3
 FINAL_SAVE_RETRY_S = 0.5
 """On the way out a failed save is tried again after 0.5 s and 1 s: a passing hiccup (an
 NFS server failing over) does not cost a replay, and the stop stays within seconds."""
-
-BEYOND_LOG_END = "beyond_log_end"
-"""The ``reason`` of ``driftwatch_offset_resets_total`` when a partition's log no longer
-reaches the agent's offset (recreated or truncated topic)."""
-
-REJECTION_LOG_INTERVAL_S = 10.0
-"""At most one log line per rejection reason in this many seconds: a producer sending only
-garbage must not turn the agent's log into a copy of the topic."""
 
 
 class NeverReady(Exception):
@@ -183,6 +169,13 @@ class Agent:
             producer when that is set, else nowhere.
         wall_clock, clock: Unix time and a monotonic clock, replaceable in tests.
 
+    What it composes, each owning its state: :attr:`positions` (offsets per partition),
+    :attr:`rejections` (counts, dead letters), :attr:`checkpointer` (when to save, what is
+    durable) and :attr:`saved_state` (what a save holds), :attr:`handover` (the state
+    topic's partitions coming and going; None with a file), :attr:`readiness`,
+    :attr:`publisher` (the snapshot ``/metrics`` shows) and :attr:`pipeline` (the record
+    path shared with replay).
+
     Raises:
         CheckpointDirectoryError: checkpointing is enabled and its directory cannot be
             written (found here, before anything is consumed).
@@ -196,81 +189,65 @@ class Agent:
                  dead_letter: DeadLetterSink | None = None) -> None:
         self.settings = settings
         self.on_alarm = on_alarm
-        self.snapshot_interval_s = snapshot_interval_s
         self._clock = clock
         self._wall_clock = wall_clock
-        self._format: EventFormat = settings.events.event_format()
+        self._injected = (source, dead_letter)
+        fmt = settings.events.event_format()
         self.monitors = Monitors(settings.monitoring.monitor_config, settings.limits.max_models)
-        self.comparisons = Comparisons(settings.comparison_configs(), self._format)
-        self._comparison_snapshots: tuple[ComparisonSnapshot, ...] = ()
-        # The state topic (the default with Kafka) or the file; see CheckpointSettings.
-        store: CheckpointStore | StateTopicStore | None = None
-        self.partitioned: PartitionStates | None = None
-        if settings.checkpoint.enabled and settings.checkpoint_backend() == "kafka":
-            store = StateTopicStore(
-                producer_config(settings.kafka.consumer_config()), settings.state_topic(),
-                partitions=settings.checkpoint.topic_partitions,
-                replication_factor=settings.checkpoint.topic_replication_factor,
-                max_record_bytes=settings.checkpoint.max_record_bytes,
-                request_timeout_s=settings.kafka.request_timeout_seconds)
-            self.partitioned = PartitionStates()
-        elif settings.checkpoint.enabled:
-            store = CheckpointStore(settings.checkpoint.directory)
+        self.comparisons = Comparisons(settings.comparison_configs(), fmt)
+        store = checkpoint_store(settings)
         self.checkpointer = Checkpointer(store, settings.checkpoint.interval_seconds, clock,
                                          wall_clock=wall_clock)
-        readiness = settings.readiness
-        self.readiness = Readiness(readiness.not_ready_after_seconds,
-                                   readiness.ready_after_seconds, clock)
-        self._ready = False
-        self._rejected: dict[str, int] = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
-        # Predictions and labels as separate records (settings ``join``): the join, the
-        # label-free watches and the join's metrics; None when records come joined.
-        self.delayed: DelayedLabels | None = None
-        join = settings.join
-        self._join_format = join.join_format()
-        self._kinds: dict[str, RecordKind] = {}
-        if join.enabled:
-            self.delayed = join.delayed_labels(
-                lambda model: settings.monitoring.monitor_config(model).threshold)
-            if join.predictions_topic is not None and join.labels_topic is not None:
-                self._kinds = {join.predictions_topic: "prediction", join.labels_topic: "label"}
-            self._rejected.update(dict.fromkeys(JOIN_REJECTION_REASONS, 0))
-        # With the state topic the join is kept per input partition, to be handed over.
-        self.join_shards: JoinShards | None = None
-        if self.delayed is not None and self.partitioned is not None:
-            self.join_shards = JoinShards(
-                lambda: join.delayed_labels(
-                    lambda model: settings.monitoring.monitor_config(model).threshold),
-                join.predictions_topic, join.labels_topic)
-            self.partitioned = PartitionStates(self.join_shards.shard_of)
-            self.delayed = None
-        self._rejection_logged: dict[str, float] = {}
-        self._only_models = frozenset(settings.events.only_models)
-        # Checkpointed like the rejection counts, so that restarted replicas agree.
-        self._skipped: dict[str, int] = {UNWATCHED_MODEL: 0} if self._only_models else {}
-        # Next offset per partition whose events are all in the monitors.
-        self._positions: dict[TopicPartition, int] = {}
-        self._restored = False
-        # Timestamp (ms) of the last processed record per partition, for the lag in seconds.
-        self._last_timestamp_ms: dict[TopicPartition, int] = {}
-        self._offset_resets: dict[tuple[str, int, str], int] = {}
-        self._batch_seconds = LatencyHistogram()
+        self.readiness = Readiness(settings.readiness.not_ready_after_seconds,
+                                   settings.readiness.ready_after_seconds, clock)
         self.publisher = SnapshotPublisher(wall_clock(), snapshot_interval_s, clock, wall_clock)
-        self._source_factory = source
-        self._dead_letter_sink = dead_letter
+        self.positions = Positions()
+        self._batch_seconds = LatencyHistogram()
+        self._ready = False
+        # Predictions and labels as separate records (settings ``join``): one join, or with
+        # the state topic one per input partition (to be handed over with it); None when
+        # records come joined.
+        join = settings.join
+        self.delayed, self.join_shards, self.partitioned, joins = record_joins(
+            settings, state_topic=isinstance(store, StateTopicStore))
+        self._kinds: dict[str, RecordKind] = {}
+        if join.enabled and join.predictions_topic is not None and \
+                join.labels_topic is not None:
+            self._kinds = {join.predictions_topic: "prediction", join.labels_topic: "label"}
+        self.rejections = Rejections(
+            (*REJECTION_REASONS, TOO_MANY_MODELS, *(JOIN_REJECTION_REASONS if join.enabled
+                                                   else ())),
+            skips=bool(settings.events.only_models), partitioned=self.partitioned,
+            clock=clock)
+        self.saved_state = SavedState(
+            self.checkpointer, self.monitors, self.comparisons, self.rejections,
+            self.positions, delayed=self.delayed, join_shards=self.join_shards,
+            partitioned=self.partitioned, join_limits=join.limits())
+        self.handover = None if not isinstance(store, StateTopicStore) else Handover(
+            store, self.saved_state, settings, lambda: self._publish_snapshot(force=True),
+            clock)
         self.source: Source[Record] | None = None
-        self.dead_letter: DeadLetterSink | None = None
         self.alarm_publisher: AlarmPublisher | None = None
         self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"))
         self.metrics_server: MetricsServer | None = None
         # The one processing step (decode, route, monitor, alarms), shared with replay.
-        self.pipeline: Pipeline[Record] = Pipeline(
-            self._format, self.monitors, on_alarms=self._emit, on_reject=self._rejected_by,
-            join=None if self.delayed is None else (self.delayed, self._join_format),
-            on_event=self._compare, observe_all=bool(self.comparisons),
+        hooks: Hooks[Record] = Hooks(
+            self._emit, self._rejected_by, on_event=self._compare,
+            observe_all=bool(self.comparisons), on_skip=self._skip,
             accept=None if self.partitioned is None or self.join_shards is not None
-            else self._take,
-            only_models=self._only_models, on_skip=self._skip)
+            else self._take)
+        self.pipeline: Pipeline[Record] = Pipeline(
+            fmt, self.monitors, hooks, only_models=settings.events.only_models,
+            join=joins)
+
+    @property
+    def dead_letter(self) -> DeadLetterSink | None:
+        """Where rejected records go (known once the agent starts)."""
+        return self.rejections.dead_letter
+
+    @dead_letter.setter
+    def dead_letter(self, sink: DeadLetterSink | None) -> None:
+        self.rejections.dead_letter = sink
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -296,7 +273,7 @@ class Agent:
                 if self.checkpointer.due():
                     self.checkpoint()
             log.info("stopping: %s", "nothing consumed since the last save, so nothing to save"
-                     if self._positions == self.checkpointer.durable else
+                     if self.positions.offsets == self.checkpointer.durable else
                      "saving a checkpoint and committing the offsets it covers")
             saved = self._final_checkpoint()
             problem = None if self.readiness.ever_ready else source.problem
@@ -320,9 +297,9 @@ class Agent:
         """Process a batch as :meth:`process` does each record: the record through the
         pipeline (decode, route, monitor, alarms), then its offset noted. The loop's hot
         path: one partition tuple per run of records of the same partition, not per record."""
-        positions, timestamps = self._positions, self._last_timestamp_ms
+        positions, timestamps = self.positions.offsets, self.positions.timestamps_ms
         pipeline = self.pipeline
-        joined = self.delayed is not None or self.join_shards is not None
+        joined = pipeline.join is not None
         tp = TopicPartition("", -1)
         for record in records:
             if record.partition != tp.partition or record.topic != tp.topic:
@@ -330,7 +307,7 @@ class Agent:
             offset = record.offset
             expected = positions.get(tp)
             if expected is not None and offset < expected:
-                self._offset_reset(record, expected)
+                self.positions.reset_seen(record, expected)
             if joined:
                 self._joinable(record)
             else:
@@ -349,14 +326,14 @@ class Agent:
         commit is best effort: a failed one is counted, and the next save's commit carries
         newer offsets).
         """
-        offsets = dict(self._positions)
+        offsets = dict(self.positions.offsets)
         if offsets == self.checkpointer.durable and not self.checkpointer.failing:
             self.checkpointer.nothing_to_save()  # the module docstring: nothing consumed
             if self.source is not None:
                 self.source.commit(offsets)
             return True
         timeout_s = self.settings.kafka.request_timeout_seconds
-        if self.dead_letter is not None and not self.dead_letter.flush(timeout_s):
+        if not self.rejections.flush(timeout_s):
             log.warning("dead letters not delivered within %.0f s: checkpoint and commit "
                         "postponed", timeout_s)
             self.checkpointer.postpone(self.checkpointer.interval_s)
@@ -387,23 +364,22 @@ class Agent:
     # -- parts ------------------------------------------------------------------------------
 
     def _payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
-        return payload(self, offsets)
+        return self.saved_state.payload(offsets)
 
     def _joinable(self, record: Record) -> None:
         """A prediction or label record through the join: its kind from its topic (or its
         kind field), its time from the record when its value has none. With the state topic
-        there is a join per input partition, and after a restore a record the saved state
-        already holds is skipped (see :mod:`driftwatch.state.topic`)."""
+        there is a join per input partition (:class:`~driftwatch.agent.join_shards.
+        PartitionedJoin`)."""
         kind = self._kinds.get(record.topic)
-        if kind is None and self._join_format.kind_field is None:
-            self._reject(record, Rejected("bad_kind", f"topic {record.topic!r} is neither "
-                                          "join.predictions_topic nor join.labels_topic"))
+        assert self.pipeline.join is not None
+        if kind is None and self.pipeline.join.format.kind_field is None:
+            self.rejections.reject(record, Rejected(
+                "bad_kind", f"topic {record.topic!r} is neither join.predictions_topic nor "
+                "join.labels_topic"))
             return
-        if self.join_shards is None:
-            self.pipeline.joinable(record.value, record.key, record, kind,
-                                   record.timestamp_ms / 1000.0)
-        else:
-            join_by_partition(self, record, kind)
+        self.pipeline.joinable(record.value, record.key, record, kind,
+                               record.timestamp_ms / 1000.0)
 
     def _emit(self, alarms: list[Alarm], record: Record) -> None:
         for alarm in alarms:
@@ -412,7 +388,7 @@ class Agent:
                 self._notify(alarm)
 
     def _rejected_by(self, rejected: Rejected, value: bytes | None, record: Record) -> None:
-        self._reject(record, rejected)
+        self.rejections.reject(record, rejected)
 
     def _compare(self, monitor: Monitor, decoded: Decoded, value: bytes | None,
                  key: bytes | None, record: Record) -> None:
@@ -426,9 +402,7 @@ class Agent:
                                      record.offset)
 
     def _skip(self, model: str, record: Record) -> None:
-        if self.partitioned is None or self.partitioned.skip(
-                TopicPartition(record.topic, record.partition), record.offset):
-            self._skipped[UNWATCHED_MODEL] += 1
+        self.rejections.skip(record)
 
     def _final_checkpoint(self) -> bool:
         for attempt in range(FINAL_SAVE_ATTEMPTS):
@@ -457,42 +431,41 @@ class Agent:
         Raises :class:`~driftwatch.state.checkpoint.CheckpointError` when the file, or a monitor
         state inside it, cannot be restored: nothing is half-loaded.
         """
-        restore_checkpoint(self)
+        self.saved_state.restore()
 
     def _start(self, resources: ExitStack) -> Source[Record]:
-        return start(self, resources)
+        """Restore the checkpoint, then start the state store, the producers, the metrics
+        server and the source (:func:`~driftwatch.agent.start.start`), each entered into
+        ``resources`` (which closes them in reverse order: the source first, without
+        committing); returns the started source."""
+        self.restore()
+        source, dead_letter = self._injected
+        opened = start(self.settings, resources, store=self.checkpointer.store,
+                       publisher=self.publisher, comparisons=bool(self.comparisons),
+                       on_assigned=self._on_assigned,
+                       on_revoked=None if self.handover is None else self._on_revoked,
+                       source=source, dead_letter=dead_letter)
+        if opened.dead_letter is not None:
+            self.dead_letter = opened.dead_letter
+        if opened.alarms is not None:
+            self.alarm_publisher, self.alarms = opened.alarm_publisher, opened.alarms
+        self.metrics_server = opened.metrics_server
+        self.source = opened.source
+        return resources.enter_context(opened.source)
 
     def _on_assigned(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
-        return resume_offsets(self, partitions)
+        """Where each newly assigned partition resumes: the checkpoint's offset (restored
+        first from the state topic when that is the store)."""
+        self._restore_partitions(partitions)
+        return self.positions.resume(partitions, self.settings.kafka.auto_offset_reset)
 
     def _restore_partitions(self, partitions: set[TopicPartition]) -> None:
-        restore_partitions(self, partitions)
+        if self.handover is not None:
+            self.handover.assigned(partitions)
 
     def _on_revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
-        revoke_partitions(self, partitions, lost)
-
-    def _offset_reset(self, record: Record, expected: int) -> None:
-        key = (record.topic, record.partition, BEYOND_LOG_END)
-        self._offset_resets[key] = self._offset_resets.get(key, 0) + 1
-        log.error("%s[%d]: the log no longer reaches offset %d (the topic was recreated or "
-                  "truncated) and reading restarted at %d; its records are taken as new "
-                  "events: if they are old events produced again, they are counted twice",
-                  record.topic, record.partition, expected, record.offset)
-
-    def _reject(self, record: Record, rejected: Rejected) -> None:
-        if self.partitioned is not None and not self.partitioned.reject(
-                record.topic_partition, record.offset, rejected.reason):
-            return  # a replay after a restore: counted (and dead-lettered) before the save
-        self._rejected[rejected.reason] = self._rejected.get(rejected.reason, 0) + 1
-        now = self._clock()
-        if now - self._rejection_logged.get(rejected.reason, -float("inf")) \
-                >= REJECTION_LOG_INTERVAL_S:
-            self._rejection_logged[rejected.reason] = now
-            log.warning("rejected record %s[%d]@%d: %s (%s); %d so far for this reason",
-                        record.topic, record.partition, record.offset, rejected.reason,
-                        rejected.detail, self._rejected[rejected.reason])
-        if self.dead_letter is not None:
-            self.dead_letter.send(record, rejected)
+        assert self.handover is not None
+        self.handover.revoked(partitions, lost)
 
     def _update_readiness(self) -> None:
         source = self.source
@@ -514,11 +487,12 @@ class Agent:
             return
         source = self.source
         monitors = self.monitors.snapshots()
-        self._comparison_snapshots = self.comparisons.snapshots()
+        comparisons = self.comparisons.snapshots()
         # A forced publish (readiness changed) must not wait for a probe of a dead broker.
         lag = source.lag(refresh=not force) if source is not None else {}
         self.publisher.publish(
-            monitors, rejected=self._rejected, skipped=self._skipped, consumer_lag=lag,
+            monitors, rejected=self.rejections.rejected, skipped=self.rejections.skipped,
+            consumer_lag=lag, comparisons=comparisons,
             ready=self._ready, operations=self._operations(lag),
             join=self.join_shards.snapshot() if self.join_shards is not None else
             None if self.delayed is None else self.delayed.snapshot())
@@ -537,7 +511,7 @@ class Agent:
                                  "is committed until a save succeeds")
         return Operations(
             consumer_group=self.settings.kafka.group_id,
-            lag_seconds=lag_seconds(lag, self._last_timestamp_ms, self._wall_clock()),
+            lag_seconds=lag_seconds(lag, self.positions.timestamps_ms, self._wall_clock()),
             not_ready=frozenset(why),
             not_ready_why=why,
             checkpoint_saves=checkpointer.saves,
@@ -546,10 +520,10 @@ class Agent:
             checkpoint_save_seconds=checkpointer.last_save_seconds,
             commits=source.commits if source is not None else 0,
             commit_failures=source.commit_failures if source is not None else 0,
-            dead_letter_failures=self.dead_letter.failed if self.dead_letter else 0,
+            dead_letter_failures=self.rejections.dead_letter_failures,
             alarm_publish_failures=self.alarm_publisher.failed if self.alarm_publisher else 0,
             broker_reconnects=source.reconnects if source is not None else 0,
-            offset_resets=self._offset_resets,
+            offset_resets=self.positions.resets,
             batch_seconds=self._batch_seconds.value(),
             state_split_models=None if self.partitioned is None else len(
                 self.partitioned.split),

@@ -17,14 +17,16 @@ from typing import Any
 
 from driftwatch.core.delayed import JoinSnapshot
 from driftwatch.core.monitor import Snapshot
+from driftwatch.sinks.comparison_snapshot import ComparisonSnapshot
 from driftwatch.sinks.snapshot import AgentSnapshot, Operations
 
 __all__ = ["SnapshotPublisher", "lag_seconds"]
 
 
 class SnapshotPublisher:
-    """The latest published snapshot (:attr:`snapshot`, any thread may read it) and when the
-    next one is due.
+    """The latest published snapshot (:attr:`snapshot`, any thread may read it; the
+    champion/challenger comparisons' beside it, :attr:`comparisons`) and when the next one is
+    due.
 
     Parameters:
         started: the agent's start, Unix seconds (the last-processed time of a restored
@@ -41,6 +43,7 @@ class SnapshotPublisher:
         self._clock = clock
         self._wall_clock = wall_clock
         self.snapshot = AgentSnapshot.empty(started)
+        self.comparisons: tuple[ComparisonSnapshot, ...] = ()
         self._published_at = -float("inf")
 
     def due(self, *, force: bool = False) -> bool:
@@ -54,9 +57,11 @@ class SnapshotPublisher:
 
     def publish(self, monitors: tuple[Snapshot, ...], *, rejected: Mapping[str, int],
                 skipped: Mapping[str, int], consumer_lag: Mapping[tuple[str, int], int],
-                ready: bool, operations: Operations, join: JoinSnapshot | None
-                ) -> AgentSnapshot:
-        """Replace :attr:`snapshot` with one of these parts and return it."""
+                ready: bool, operations: Operations, join: JoinSnapshot | None,
+                comparisons: tuple[ComparisonSnapshot, ...] = ()) -> AgentSnapshot:
+        """Replace :attr:`snapshot` (and :attr:`comparisons`) with these parts and return
+        the snapshot."""
+        self.comparisons = comparisons
         # A model's events count grew since the last snapshot: it had events about now
         # (within interval_s), which is what the "no events" alert measures.
         before = {snap.model: snap.events for snap in self.snapshot.monitors}

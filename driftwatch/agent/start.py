@@ -1,10 +1,11 @@
-"""How the agent starts: what it opens, in which order, and where each partition resumes.
+"""How the agent starts: what it opens, in which order.
 
-:func:`start` restores the checkpoint and then opens, each into the agent's exit stack (which
-closes them in reverse order), the state topic's producer, the dead-letter and alarm
-producers, the ``/metrics`` registry and HTTP server, and the source. The source asks
-:func:`resume_offsets` where each newly assigned partition resumes: at the checkpoint's
-offset, never at the group's commit, whose monitor state would be lost.
+:func:`start` opens, each into the agent's exit stack (which closes them in reverse order),
+the state topic's producer, the dead-letter and alarm producers, the ``/metrics`` registry
+and HTTP server, and builds the source, which the agent enters last. The source asks the
+agent where each newly assigned partition resumes
+(:meth:`~driftwatch.agent.positions.Positions.resume`): at the checkpoint's offset, never at
+the group's commit, whose monitor state would be lost.
 
 Nothing here waits for a broker: the Kafka source's first contact
 (:class:`~driftwatch.kafka.first_contact.FirstContact`, built by :func:`kafka_source`) checks
@@ -15,101 +16,124 @@ the brokers, the security settings and the ACLs of every topic the agent uses
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import ExitStack
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 
-from driftwatch.agent.saved_state import restore_partitions
+from driftwatch.agent.publish import SnapshotPublisher
 from driftwatch.kafka.first_contact import FirstContact, TopicUse
 from driftwatch.kafka.handshake import Handshake
-from driftwatch.kafka.offsets import TopicPartition
+from driftwatch.kafka.offsets import OnAssigned, OnRevoked
 from driftwatch.kafka.producers import AlarmPublisher, DeadLetter, producer_config
 from driftwatch.kafka.source import KafkaSource, Record
-from driftwatch.pipeline import Source
+from driftwatch.pipeline import DeadLetterSink, Source
+from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
 from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from driftwatch.sinks.prometheus.server import MetricsServer
+from driftwatch.state.checkpoint import CheckpointStore
 from driftwatch.state.topic import StateSaveError, StateTopicStore
-
-if TYPE_CHECKING:
-    from driftwatch.agent.loop import Agent
 
 log = logging.getLogger(__name__)
 
-__all__ = ["kafka_source", "kafka_uses", "resume_offsets", "start"]
+__all__ = ["Opened", "SourceFactory", "kafka_source", "kafka_uses", "start"]
+
+SourceFactory = Callable[[OnAssigned], Source[Record]]
+"""Builds the agent's source, given the hook to call with newly assigned partitions (which
+answers where each resumes: the checkpoint's offsets)."""
 
 PROXY_OPTIONS = ("proxy_url", "socks5_proxy")
 """kafka-python options that route its connections through a proxy, which the first
 contact's own connections would not take."""
 
 
-def start(agent: Agent, resources: ExitStack) -> Source[Record]:
-    """Restore the checkpoint, then start the state store, the producers, the metrics
-    server and the source, each entered into ``resources`` (which closes them in reverse
-    order: the source first, without committing); returns the started source."""
-    agent.restore()
-    store = agent.checkpointer.store
+@dataclass(frozen=True)
+class Opened:
+    """What :func:`start` opened: the source (built, not yet entered), where dead letters and
+    alarms go (None: nowhere, and the agent's log only), and the ``/metrics`` server."""
+
+    source: Source[Record]
+    dead_letter: DeadLetterSink | None
+    alarm_publisher: AlarmPublisher | None
+    alarms: AlarmLog | None  # None: the agent's own log, without a topic
+    metrics_server: MetricsServer
+
+
+def start(settings: Settings, resources: ExitStack, *,
+          store: CheckpointStore | StateTopicStore | None, publisher: SnapshotPublisher,
+          comparisons: bool, on_assigned: OnAssigned, on_revoked: OnRevoked | None,
+          source: SourceFactory | None = None, dead_letter: DeadLetterSink | None = None
+          ) -> Opened:
+    """Start the state store, the producers and the metrics server, each entered into
+    ``resources`` (which closes them in reverse order), and build the source.
+
+    ``publisher`` holds the snapshot ``/metrics`` and ``/readyz`` show (``comparisons``: its
+    comparison snapshots are exported too); ``on_assigned`` and ``on_revoked`` are the
+    source's partition hooks; ``source`` and ``dead_letter`` replace the Kafka source and
+    dead-letter producer the settings describe (see :class:`~driftwatch.agent.loop.Agent`).
+    """
     if isinstance(store, StateTopicStore):  # closed after the source, whose revoke saves
         resources.callback(store.close)
-    kafka = agent.settings.kafka
+    kafka = settings.kafka
     consumer_config = kafka.consumer_config()
     producer_options = producer_config(consumer_config)
-    if agent._dead_letter_sink is not None:
-        agent.dead_letter = agent._dead_letter_sink
-    elif kafka.dead_letter_topic:
-        agent.dead_letter = resources.enter_context(
+    if dead_letter is None and kafka.dead_letter_topic:
+        dead_letter = resources.enter_context(
             DeadLetter(producer_options, kafka.dead_letter_topic))
+    alarm_publisher = alarms = None
     if kafka.alarms_topic:
-        publisher = agent.alarm_publisher = resources.enter_context(
+        alarm_publisher = resources.enter_context(
             AlarmPublisher(producer_options, kafka.alarms_topic))
-        agent.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), publisher.publish)
-    metrics = agent.settings.metrics
+        alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), alarm_publisher.publish)
+    metrics = settings.metrics
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(SnapshotCollector(lambda: agent.snapshot,
-                                        agent.settings.alerts.thresholds,
+    registry.register(SnapshotCollector(lambda: publisher.snapshot,
+                                        settings.alerts.thresholds,
                                         deprecated=metrics.export_deprecated_metrics))
-    registry.register(JoinCollector(lambda: agent.snapshot.join))
+    registry.register(JoinCollector(lambda: publisher.snapshot.join))
     ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
     PlatformCollector(registry=registry)  # python_info
-    if agent.comparisons:
-        registry.register(ComparisonCollector(lambda: agent._comparison_snapshots))
-    source = agent.source = agent._source_factory(agent._on_assigned) \
-        if agent._source_factory is not None else kafka_source(agent)
+    if comparisons:
+        registry.register(ComparisonCollector(lambda: publisher.comparisons))
+    built = source(on_assigned) if source is not None else kafka_source(
+        settings, store, on_assigned, on_revoked)
     basic_auth = None
     if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
         basic_auth = (metrics.basic_auth_username,
                       metrics.basic_auth_password.get_secret_value())
     tls = (metrics.tls_certfile, metrics.tls_keyfile) if metrics.tls_certfile and \
         metrics.tls_keyfile else None
-    agent.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
-                                         ready=lambda: agent.ready,
-                                         not_ready_reasons=lambda: (
-                                             agent.snapshot.operations.not_ready_text()),
-                                         basic_auth=basic_auth, tls=tls,
-                                         max_connections=metrics.max_connections,
-                                         request_timeout=metrics.request_timeout_seconds)
-    resources.enter_context(agent.metrics_server)
-    log.info("metrics at %s", agent.metrics_server.url)
-    return resources.enter_context(source)
+    metrics_server = MetricsServer(registry, metrics.host, metrics.port,
+                                   ready=lambda: publisher.snapshot.ready,
+                                   not_ready_reasons=lambda: (
+                                       publisher.snapshot.operations.not_ready_text()),
+                                   basic_auth=basic_auth, tls=tls,
+                                   max_connections=metrics.max_connections,
+                                   request_timeout=metrics.request_timeout_seconds)
+    resources.enter_context(metrics_server)
+    log.info("metrics at %s", metrics_server.url)
+    return Opened(built, dead_letter, alarm_publisher, alarms, metrics_server)
 
 
-def kafka_source(agent: Agent) -> KafkaSource:
-    """The source the ``kafka`` settings describe, resuming each partition where the agent's
-    checkpoint says (never at the group's commit), after a first contact that checks every
-    topic the agent uses and creates the state topic."""
-    kafka = agent.settings.kafka
+def kafka_source(settings: Settings, store: CheckpointStore | StateTopicStore | None,
+                 on_assigned: OnAssigned, on_revoked: OnRevoked | None) -> KafkaSource:
+    """The source the ``kafka`` settings describe, resuming each partition where
+    ``on_assigned`` says (the agent's checkpoint, never the group's commit), after a first
+    contact that checks every topic the agent uses and creates the state topic (when
+    ``store`` is one)."""
+    kafka = settings.kafka
     config = kafka.consumer_config()
     whole_stream = kafka.assignment == "all_partitions"
-    store = agent.checkpointer.store
     then = None
     if isinstance(store, StateTopicStore):
         def then(_: Handshake) -> None:
             ensure_state_topic(store)
     first_contact: FirstContact | None = FirstContact(
-        kafka.bootstrap_servers, config, uses=kafka_uses(agent),
+        kafka.bootstrap_servers, config, uses=kafka_uses(settings, store),
         group=None if whole_stream else kafka.group_id,
         timeout_s=kafka.request_timeout_seconds, then=then,
         backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
@@ -123,27 +147,27 @@ def kafka_source(agent: Agent) -> KafkaSource:
         config,
         topics=kafka.topics or (),
         pattern=kafka.topic_pattern,
-        on_assigned=agent._on_assigned,
-        on_revoked=agent._on_revoked if agent.partitioned is not None else None,
+        on_assigned=on_assigned,
+        on_revoked=on_revoked,
         ignore_committed=True,
         whole_stream=whole_stream,
         poll_timeout_s=kafka.poll_timeout_ms / 1000,
         backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
         backoff_max_s=kafka.reconnect_backoff_max_seconds,
-        probe_interval_s=agent.settings.readiness.probe_interval_seconds,
+        probe_interval_s=settings.readiness.probe_interval_seconds,
         request_timeout_s=kafka.request_timeout_seconds,
         first_contact=first_contact,
     )
 
 
-def kafka_uses(agent: Agent) -> tuple[TopicUse, ...]:
+def kafka_uses(settings: Settings, store: CheckpointStore | StateTopicStore | None
+               ) -> tuple[TopicUse, ...]:
     """Every topic the agent uses, with the ACL operations it performs on it and the
     setting that names it (docs/kafka-security.md lists the same)."""
-    settings = agent.settings
     kafka = settings.kafka
     uses = [TopicUse(topic, "kafka.topics", frozenset({"READ"}), "input")
             for topic in kafka.topics or ()]
-    if isinstance(agent.checkpointer.store, StateTopicStore):
+    if isinstance(store, StateTopicStore):
         uses.append(TopicUse(settings.state_topic(), "checkpoint.topic",
                              frozenset({"READ", "WRITE"}), "state"))
     for topic, key in ((kafka.dead_letter_topic, "kafka.dead_letter_topic"),
@@ -161,25 +185,3 @@ def ensure_state_topic(store: StateTopicStore) -> None:
         store.ensure_topic()
     except StateSaveError as error:
         log.warning("%s; trying again at the first save", error)
-
-
-def resume_offsets(agent: Agent, partitions: set[TopicPartition]
-                   ) -> dict[TopicPartition, int]:
-    """Where each newly assigned partition resumes: the checkpoint's offset (restored first
-    from the state topic when that is the store); one it does not cover is left to
-    ``kafka.auto_offset_reset`` and logged."""
-    # Runs on kafka-python's IO thread while the loop is blocked in poll: a plain read.
-    if agent.partitioned is not None:
-        restore_partitions(agent, partitions)
-    known = {tp: agent._positions[tp] for tp in partitions if tp in agent._positions}
-    unknown = sorted(partitions - known.keys())
-    if unknown:
-        reset = agent.settings.kafka.auto_offset_reset
-        where = "the beginning of the retained log" if reset == "earliest" else \
-            "the end of the log"
-        level = logging.WARNING if agent._restored else logging.INFO
-        log.log(level, "%d partition(s) not covered by the checkpoint: %s; reading them "
-                "from %s (kafka.auto_offset_reset=%s), never from the group's committed "
-                "offset", len(unknown), ", ".join(f"{t}[{p}]" for t, p in unknown),
-                where, reset)
-    return known

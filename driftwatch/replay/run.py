@@ -29,9 +29,16 @@ from driftwatch.core.delayed import DelayedLabels, JoinSnapshot
 from driftwatch.core.measures.block import BlockAUCs
 from driftwatch.core.monitor import Alarm, Monitor, MonitorConfig, Snapshot
 from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, EventFormat, Rejected, decode
-from driftwatch.decoding.fast_decoder import PARSE_SELF, FastDecoder
+from driftwatch.decoding.fast_decoder import PARSE_SELF, Columns, FastDecoder
 from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, JoinFormat
-from driftwatch.pipeline import TOO_MANY_MODELS, UNWATCHED_MODEL, Monitors, Pipeline
+from driftwatch.pipeline import (
+    TOO_MANY_MODELS,
+    UNWATCHED_MODEL,
+    Hooks,
+    Monitors,
+    OneJoin,
+    Pipeline,
+)
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
 from driftwatch.replay.sources import BAD_CSV, ReplayRecord
 
@@ -174,9 +181,9 @@ class Replay:
         self._block_size = block_size
         self._blocks: dict[str, BlockAUCs] = {}
         self._pipeline: Pipeline[Where] = Pipeline(
-            fmt, self._monitors, on_alarms=self._found, on_reject=self._rejected_by,
-            join=join, on_admit=self._admitted, on_event=self._observe,
-            only_models=only_models, on_skip=self._skip)
+            fmt, self._monitors, Hooks(self._found, self._rejected_by, on_admit=self._admitted,
+                                       on_event=self._observe, on_skip=self._skip),
+            join=None if join is None else OneJoin(*join), only_models=only_models)
         self.records = 0
         self.alarm_count = 0
         self._rejected = dict.fromkeys((*REJECTION_REASONS, TOO_MANY_MODELS), 0)
@@ -239,10 +246,10 @@ class Replay:
         records = 0  # counted here, added to the total at the end
         # The chunk's JSON in one call where that is exact, else each line's by its own;
         # a chunk of plain records of one monitored model goes to it in one call.
-        parsed = pipeline.parse_lines(lines)
+        parsed = self._decoder.parse_lines(lines)
         if parsed is not None:
-            columns = pipeline.columns(lines, parsed)
-            if columns is not None and pipeline.take_columns(columns, first.__add__):
+            columns = self._decoder.columns(lines, parsed)
+            if columns is not None and self._take_columns(columns, first):
                 self.records += len(lines)
                 return
         objects = repeat(PARSE_SELF) if parsed is None else parsed
@@ -255,6 +262,20 @@ class Replay:
                 records += 1
                 decoded(decode(value, None, fmt), value, None, number)
         self.records += records
+
+    def _take_columns(self, columns: Columns, first: int) -> bool:
+        """A run of plain records of one model, numbered from ``first``, to its monitor in
+        one call (:meth:`~driftwatch.core.monitor.Monitor.update_columns`), the alarms of
+        record i with line number ``first + i``; False (nothing done) when the model's
+        events need more than its monitor (:meth:`~driftwatch.pipeline.Pipeline.
+        monitor_alone`): then record by record."""
+        monitor = self._pipeline.monitor_alone(columns.model)
+        if monitor is None:
+            return False
+        for index, alarms in monitor.update_columns(columns.labels, columns.scores,
+                                                    columns.times):
+            self._found(alarms, first + index)
+        return True
 
     def _process_share(self, lines: Sequence[bytes], first: int) -> None:
         """:meth:`process_lines` for one share: every line is decoded, so that each share

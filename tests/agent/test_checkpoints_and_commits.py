@@ -53,7 +53,7 @@ def test_restore_loads_monitors_and_positions(tmp_path: Path) -> None:
     agent = Agent(settings(tmp_path))
     agent.restore()
     assert agent.monitors.get("a").events == 50
-    assert agent._positions == {("events", 0): 50}
+    assert agent.positions.offsets == {("events", 0): 50}
 
 
 def test_an_unreadable_monitor_state_is_refused_and_nothing_is_loaded(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_an_unreadable_monitor_state_is_refused_and_nothing_is_loaded(tmp_path: 
     agent = Agent(settings(tmp_path))
     with pytest.raises(CheckpointError, match="version 99"):
         agent.restore()
-    assert len(agent.monitors) == 0 and agent._positions == {}
+    assert len(agent.monitors) == 0 and agent.positions.offsets == {}
 
 
 def test_last_processed_time_moves_only_with_a_model_s_events(tmp_path: Path) -> None:
@@ -301,9 +301,9 @@ def test_rejection_counts_survive_a_restart(tmp_path: Path) -> None:
     assert agent.checkpoint()
     restarted, _ = make_agent(tmp_path, Clock())
     restarted.restore()
-    assert restarted._rejected["not_json"] == 2
-    assert restarted._rejected["missing_field"] == 1
-    assert restarted._rejected == agent._rejected
+    assert restarted.rejections.rejected["not_json"] == 2
+    assert restarted.rejections.rejected["missing_field"] == 1
+    assert restarted.rejections.rejected == agent.rejections.rejected
 
 
 def test_other_models_are_skipped_counted_and_the_count_survives_a_restart(
@@ -321,15 +321,15 @@ def test_other_models_are_skipped_counted_and_the_count_survives_a_restart(
     agent.process(event(5, value=b"not json"))  # malformed: rejected, whatever its model
     assert agent.monitors.get("a") is not None and agent.monitors.get("a").events == 2
     assert len(agent.monitors) == 1, "no monitor for a skipped model"
-    assert agent._skipped == {"unwatched_model": 3}
-    assert agent._rejected["not_json"] == 1 and agent._positions == {
+    assert agent.rejections.skipped == {"unwatched_model": 3}
+    assert agent.rejections.rejected["not_json"] == 1 and agent.positions.offsets == {
         TopicPartition("events", 0): 6}, "skipped records advance the offset"
     agent._publish_snapshot(force=True)
     assert agent.snapshot.skipped == {"unwatched_model": 3}
     assert agent.checkpoint()
     restarted = only_a()
     restarted.restore()
-    assert restarted._skipped == {"unwatched_model": 3}
+    assert restarted.rejections.skipped == {"unwatched_model": 3}
 
 
 def test_only_partitions_the_checkpoint_covers_get_an_offset(tmp_path: Path) -> None:
@@ -373,7 +373,7 @@ def test_a_malformed_payload_is_a_clean_refusal(
     agent = Agent(settings(tmp_path))
     with pytest.raises(CheckpointError, match=re.escape(message)):
         agent.restore()
-    assert len(agent.monitors) == 0 and agent._positions == {}
+    assert len(agent.monitors) == 0 and agent.positions.offsets == {}
 
 
 def test_an_unwritable_checkpoint_directory_is_found_at_construction(tmp_path: Path) -> None:
@@ -514,7 +514,8 @@ def test_the_first_contact_checks_every_topic_the_agent_uses_unless_through_a_pr
     settings = {"kafka": {"topics": ["scores"], "group_id": "g", "dead_letter_topic": "bad",
                           "alarms_topic": "alarms"}}
     agent = Agent(Settings(**settings))
-    source = kafka_source(agent)
+    source = kafka_source(agent.settings, agent.checkpointer.store, agent._on_assigned,
+                          agent._on_revoked)
     assert source.first_contact is not None and source.first_contact.group == "g"
     assert [(use.topic, use.setting, sorted(use.needs), use.role)
             for use in source.first_contact.uses] == [
@@ -523,4 +524,5 @@ def test_the_first_contact_checks_every_topic_the_agent_uses_unless_through_a_pr
         ("bad", "kafka.dead_letter_topic", ["WRITE"], "output"),
         ("alarms", "kafka.alarms_topic", ["WRITE"], "output")]
     settings["kafka"]["client_options"] = {"proxy_url": "socks5://127.0.0.1:1080"}
-    assert kafka_source(Agent(Settings(**settings))).first_contact is None
+    proxied = kafka_source(Settings(**settings), None, lambda partitions: None, None)
+    assert proxied.first_contact is None

@@ -45,7 +45,7 @@ def test_a_lost_partition_takes_its_models_and_rejections_off_metrics_at_once() 
     text = scrape(agent)
     assert 'model="zero"' in text and 'model="one"' not in text
     assert 'driftwatch_events_rejected_total{reason="not_json"} 0.0' in text
-    assert agent._positions == {P0: 10}
+    assert agent.positions.offsets == {P0: 10}
     assert "driftwatch_state_split_models 0.0" in text
 
 
@@ -55,7 +55,7 @@ def test_skips_are_saved_per_partition_and_leave_with_it() -> None:
     for offset in range(4):
         agent.process(record(P0, offset, "zero" if offset % 2 else "other"))
         agent.process(record(P1, offset, "other"))
-    payload = agent._payload(dict(agent._positions))
+    payload = agent._payload(dict(agent.positions.offsets))
     assert [(tp, meta["skipped"]) for tp, meta in payload["partitions"]] == [(P0, 2), (P1, 4)]
     agent._on_revoked({P1}, True)
     agent._publish_snapshot(force=True)
@@ -69,7 +69,7 @@ def test_a_model_on_two_partitions_is_counted() -> None:
     agent.process(record(P0, 1, "kept"))
     agent._publish_snapshot(force=True)
     assert "driftwatch_state_split_models 1.0" in scrape(agent)
-    payload = agent._payload(dict(agent._positions))
+    payload = agent._payload(dict(agent.positions.offsets))
     assert payload["models"]["spread"]["home"] == P0
     assert dict(payload["models"]["spread"]["covers"]) == {P0: 2, P1: 1}
 

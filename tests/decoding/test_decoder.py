@@ -325,8 +325,8 @@ def test_the_agent_counts_undecodable_records(
     # An ISO-8601 time: a record the fast decoder leaves to decode() (a plain one it takes).
     value = dumps({"label": 1, "score": 0.5, "ts": "2024-01-01T00:00:00Z"})
     agent.process(Record("events", 0, 7, None, value, 0))
-    assert agent._rejected["undecodable"] == 1
-    assert agent._positions == {("events", 0): 8}  # skipped, not retried for ever
+    assert agent.rejections.rejected["undecodable"] == 1
+    assert agent.positions.offsets == {("events", 0): 8}  # skipped, not retried for ever
 
 
 STRING_FMT = EventFormat(numeric_string_scores=True)

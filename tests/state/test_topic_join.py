@@ -101,7 +101,7 @@ def compared(seed: int, count: int) -> list[Record]:
 def feed(agent: Agent, records: list[Record]) -> None:
     """Each partition from where the agent resumes it, as Kafka delivers."""
     for record in records:
-        if record.offset >= agent._positions.get(record.topic_partition, 0):
+        if record.offset >= agent.positions.offsets.get(record.topic_partition, 0):
             agent.process(record)
 
 
@@ -111,7 +111,7 @@ def fingerprint(agent: Agent) -> str:
     return json.dumps({"monitors": agent.monitors.export_state(),
                        "joins": {f"{t}:{p}": state for (t, p), state in shards.items()},
                        "comparisons": agent.comparisons.export_state(),
-                       "rejected": agent._rejected}, sort_keys=True)
+                       "rejected": agent.rejections.rejected}, sort_keys=True)
 
 
 def partitions(records: list[Record]) -> set[TopicPartition]:
@@ -121,7 +121,7 @@ def partitions(records: list[Record]) -> set[TopicPartition]:
 def save(agent: Agent) -> None:
     store = agent.checkpointer.store
     assert isinstance(store, StateTopicStore)
-    store.save(agent._payload(dict(agent._positions)))
+    store.save(agent._payload(dict(agent.positions.offsets)))
 
 
 def cut_saves(broker: Broker, name: str, config: Any, records: list[Record],
@@ -139,7 +139,7 @@ def cut_saves(broker: Broker, name: str, config: Any, records: list[Record],
     feed(owner, second)
     store = owner.checkpointer.store
     assert isinstance(store, StateTopicStore)
-    cut = list(store._records(owner._payload(dict(owner._positions)), {}))
+    cut = list(store._records(owner._payload(dict(owner.positions.offsets)), {}))
     store.close()
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
     try:
