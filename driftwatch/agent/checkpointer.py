@@ -205,7 +205,7 @@ def checkpoint_store(settings: Settings) -> CheckpointStore | StateTopicStore | 
     if settings.checkpoint_backend() == "kafka":
         return StateTopicStore(
             producer_config(settings.kafka.consumer_config()), settings.state_topic(),
-            partitions=checkpoint.topic_partitions,
+            partitions=checkpoint.topic_partitions, input_topics=settings.kafka.topics or (),
             replication_factor=checkpoint.topic_replication_factor,
             max_record_bytes=checkpoint.max_record_bytes,
             request_timeout_s=settings.kafka.request_timeout_seconds)
