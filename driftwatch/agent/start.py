@@ -26,12 +26,13 @@ from driftwatch.kafka.handshake import Handshake
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.producers import AlarmPublisher, DeadLetter, producer_config
 from driftwatch.kafka.source import KafkaSource, Record
-from driftwatch.pipeline import Source
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
 from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from driftwatch.sinks.prometheus.server import MetricsServer
+from driftwatch.sources import Source, SourceContext
+from driftwatch.sources.registry import open_source
 from driftwatch.state.topic import StateSaveError, StateTopicStore
 
 if TYPE_CHECKING:
@@ -77,7 +78,9 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     if agent.comparisons:
         registry.register(ComparisonCollector(lambda: agent._comparison_snapshots))
     source = agent.source = agent._source_factory(agent._on_assigned) \
-        if agent._source_factory is not None else kafka_source(agent)
+        if agent._source_factory is not None else open_source(
+            agent.settings.source.kind, agent.settings.source.options,
+            SourceContext(agent._on_assigned, lambda: kafka_source(agent)))
     basic_auth = None
     if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
         basic_auth = (metrics.basic_auth_username,
