@@ -11,7 +11,7 @@ fatal. Nothing is cached: each call reads the installed distributions' metadata 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import NamedTuple, TypeVar
 
@@ -34,17 +34,19 @@ def describe(ep: EntryPoint) -> str:
     return f"entry point '{ep.name} = {ep.value}'{origin}"
 
 
-def scan(group: str, what: str, builtins: Collection[str],
+def scan(group: str, what: str, builtins: Mapping[str, object],
          adopt: Callable[[str, object], T]) -> tuple[dict[str, T], dict[str, Problem]]:
     """Every plug-in of ``group``: (usable ones by name, problems by name for the others).
 
     ``what`` names the kind in messages (``"source"``); ``adopt(name, loaded)`` turns a
     loaded object into the registry's entry or raises ``ValueError`` saying why it cannot.
-    Entry points declared by driftwatch itself are its built-ins and are skipped.
+    An entry point naming a built-in itself (should a packaging of driftwatch declare it) is
+    skipped.
     """
     by_name: dict[str, list[EntryPoint]] = {}
     for ep in entry_points(group=group):
-        if ep.dist is not None and ep.dist.name == "driftwatch":
+        builtin = builtins.get(ep.name)
+        if builtin is not None and ep.value == _path(builtin):
             continue
         by_name.setdefault(ep.name, []).append(ep)
     plugins: dict[str, T] = {}
@@ -68,5 +70,11 @@ def scan(group: str, what: str, builtins: Collection[str],
             try:
                 plugins[name] = adopt(name, loaded)
             except ValueError as exc:
-                problems[name] = Problem(f"{where}: {exc}", exc)
+                problems[name] = Problem(f"{where} {exc}", exc)
     return plugins, problems
+
+
+def _path(obj: object) -> str | None:
+    """``module:qualname`` of a class or function (what an entry point naming it says)."""
+    qualname = getattr(obj, "__qualname__", None)
+    return None if qualname is None else f"{getattr(obj, '__module__', '')}:{qualname}"

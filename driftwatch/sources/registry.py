@@ -58,14 +58,15 @@ class SourcePluginError(ValueError):
 
 def _adopt(name: str, loaded: object) -> SourceFactory:
     if not callable(loaded):
-        raise ValueError(f"not callable: {loaded!r}")
+        raise ValueError(f"is not callable: {loaded!r}")
     try:
         parameters = list(inspect.signature(loaded).parameters.values())
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"its signature cannot be read: {exc}") from exc
+        raise ValueError(f"has a signature that cannot be read: {exc}") from exc
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if not parameters or parameters[0].kind not in positional:
-        raise ValueError("a source factory takes the SourceContext as its first argument")
+        raise ValueError("takes no argument for the SourceContext, which a source factory "
+                         "takes first")
     return loaded  # its result is checked when it is called (open_source)
 
 

@@ -89,8 +89,8 @@ def test_broken_plugins_are_reported_and_naming_one_says_what_is_wrong(
         "missing": "dw_plugin_nowhere_at_all:thing", "jsonl": "{mod}:listed",
         "odd": "{mod}:not_a_source"}}, PLUGIN)
     errors = sources.plugin_errors()
-    assert "not callable: 42" in errors["number"]
-    assert "takes the SourceContext as its first argument" in errors["bare"]
+    assert "is not callable: 42" in errors["number"]
+    assert "takes no argument for the SourceContext" in errors["bare"]
     assert "failed to load: ModuleNotFoundError" in errors["missing"]
     assert "would replace the built-in source 'jsonl'" in errors["jsonl"]
     assert sources.get("jsonl") is sources.BUILTINS["jsonl"]

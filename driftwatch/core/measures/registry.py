@@ -354,7 +354,7 @@ def load_plugins() -> dict[str, Measure]:
     (see the module docstring); returns those it registered. Broken ones are logged at
     WARNING and kept in :func:`plugin_errors`."""
     _plugins_loaded[0] = True
-    found, problems = scan(ENTRY_POINT_GROUP, "measure", [m.name for m in BUILTIN], _adopt)
+    found, problems = scan(ENTRY_POINT_GROUP, "measure", {m.name: m for m in BUILTIN}, _adopt)
     added: dict[str, Measure] = {}
     for name, measure in found.items():
         if _plugins.get(name) is measure and _MEASURES.get(name) is measure:
@@ -382,8 +382,8 @@ def _adopt(name: str, loaded: object) -> Measure:
     if not isinstance(loaded, Measure):
         raise ValueError(f"is not a driftwatch Measure: {loaded!r}")
     if loaded.name != name:
-        raise ValueError(f"the measure is named {loaded.name!r}, which must equal the entry "
-                         f"point's name {name!r}")
+        raise ValueError(f"names a measure {loaded.name!r}, which must be named as the "
+                         f"entry point, {name!r}")
     if loaded.kind != "window":
         raise ValueError(f"is a {loaded.kind} measure; plug-ins add window measures only "
                          "(event, block and score measures are computed by driftwatch's code)")

@@ -84,8 +84,8 @@ def test_broken_plugin_measures_are_left_out_with_the_reason(plugin_root: Path) 
     assert registry.measures() == before
     errors = registry.plugin_errors()
     assert "is not a driftwatch Measure: 'mean_score'" in errors["mean_score"]
-    assert "named 'other_name', which must equal the entry point's name 'named'" in \
-        errors["named"]
+    assert "names a measure 'other_name', which must be named as the entry point, 'named'" \
+        in errors["named"]
     assert "is a block measure; plug-ins add window measures only" in errors["block_thing"]
     assert "would replace the built-in measure 'auc'" in errors["auc"]
     assert "failed to load: ModuleNotFoundError" in errors["gone"]
