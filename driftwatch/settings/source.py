@@ -60,7 +60,7 @@ def _kind_schema(schema: dict[str, Any]) -> None:
 def _options_model(factory: SourceFactory) -> type[BaseModel]:
     """A strict pydantic model of the factory's keyword parameters (after the context)."""
     try:
-        hints = typing.get_type_hints(factory)
+        hints = typing.get_type_hints(factory, include_extras=True)
     except Exception:  # a plug-in's unresolvable hint must not break the settings
         hints = {}
     fields: dict[str, Any] = {}

@@ -20,6 +20,9 @@ from __future__ import annotations
 import os
 import select
 import time
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
 
 from driftwatch.sources.protocol import LocalSource, OnAssignedHook, SourceContext
 from driftwatch.sources.record import Record, TopicPartition
@@ -33,15 +36,20 @@ CHUNK_BYTES = 1 << 18
 """Read at most this many bytes per poll (a few thousand lines: one batch)."""
 
 
-def jsonl_source(context: SourceContext, *, path: str,
-                 poll_interval_seconds: float = 0.5) -> JsonLinesFile:
+def jsonl_source(
+    context: SourceContext, *,
+    path: Annotated[str, StringConstraints(min_length=1)],
+    poll_interval_seconds: Annotated[float, Field(gt=0, le=10)] = 0.5,
+) -> JsonLinesFile:
     """The ``jsonl`` source: ``path`` (``-``: standard input) read as JSON Lines and
     followed as it grows; ``poll_interval_seconds`` is the longest a poll waits for new
-    lines (so also how late a stop is noticed)."""
+    lines (so also how late a stop is noticed). The settings check both (the annotations);
+    a program calling this directly gets the same checks as ``ValueError``."""
     if not path:
         raise ValueError("path must name a file, or - for standard input")
-    if not poll_interval_seconds > 0:
-        raise ValueError(f"poll_interval_seconds must be > 0, got {poll_interval_seconds!r}")
+    if not 0 < poll_interval_seconds <= 10:
+        raise ValueError(f"poll_interval_seconds must be in (0, 10], got "
+                         f"{poll_interval_seconds!r}")
     return JsonLinesFile(path, on_assigned=context.on_assigned, wait_s=poll_interval_seconds)
 
 

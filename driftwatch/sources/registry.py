@@ -29,8 +29,8 @@ from driftwatch.sources.jsonl import jsonl_source
 from driftwatch.sources.protocol import Source, SourceContext
 from driftwatch.sources.record import Record
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "SourceFactory",
-           "SourcePluginError", "available", "get", "open_source", "option_names",
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "SourceFactory", "SourcePluginError",
+           "SourceSettingError", "available", "get", "open_source", "option_names",
            "plugin_errors"]
 
 ENTRY_POINT_GROUP = "driftwatch.sources"
@@ -54,6 +54,16 @@ BUILTINS: Mapping[str, SourceFactory] = MappingProxyType({
 
 class SourcePluginError(ValueError):
     """A source plug-in is installed under the requested name but cannot be used."""
+
+
+class SourceSettingError(Exception):
+    """The source refused its options when it was built (a check its signature's types do
+    not express): the agent refuses to start (exit 2) naming the key and the reason.
+    ``key`` is the setting's path, ``("source", "options")``."""
+
+    def __init__(self, key: tuple[str, ...], reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
 
 
 def _adopt(name: str, loaded: object) -> SourceFactory:
@@ -107,8 +117,15 @@ def option_names(factory: SourceFactory) -> tuple[str, ...]:
 
 
 def open_source(kind: str, options: Mapping[str, Any], context: SourceContext) -> Source[Record]:
-    """A new source ``kind`` built with ``options`` (already checked by the settings)."""
-    source = get(kind)(context, **options)
+    """A new source ``kind`` built with ``options`` (already checked by the settings against
+    its signature); :class:`SourceSettingError` when its factory refuses them
+    (``ValueError``), :class:`SourcePluginError` when what it builds is no source."""
+    try:
+        source = get(kind)(context, **options)
+    except SourcePluginError:
+        raise
+    except ValueError as error:
+        raise SourceSettingError(("source", "options"), f"source {kind!r}: {error}") from error
     missing = [member for member in ("poll", "commit", "lag", "close", "__enter__")
                if not callable(getattr(source, member, None))]
     if missing:

@@ -111,7 +111,8 @@ def test_commits_are_counted_and_a_closed_source_refuses_to_poll(tmp_path: Path)
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"path": ""}, "path must name a file"),
-    ({"path": "x", "poll_interval_seconds": 0.0}, "poll_interval_seconds must be > 0"),
+    ({"path": "x", "poll_interval_seconds": 0.0}, r"poll_interval_seconds must be in \(0, 10\]"),
+    ({"path": "x", "poll_interval_seconds": 11.0}, r"poll_interval_seconds must be in \(0, 10\]"),
 ])
 def test_the_factory_refuses_options_no_source_could_use(options: dict[str, object],
                                                          message: str) -> None:

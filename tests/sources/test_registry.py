@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from driftwatch.commands.main import main
 from driftwatch.settings import Settings
 from driftwatch.sources import MemorySource, Record
 from driftwatch.sources import registry as sources
 from driftwatch.sources.jsonl import JsonLinesFile
 from driftwatch.sources.protocol import SourceContext
+from tests.broker import free_port
 from tests.plugin_dist import write_distribution
 
 PLUGIN = '''
@@ -38,6 +40,10 @@ def no_context() -> None:
 
 def not_a_source(context):
     return "a string"
+
+
+def picky(context, *, token: str):
+    raise ValueError("token is not accepted by the service")
 '''
 
 
@@ -140,6 +146,30 @@ def test_options_are_checked_against_the_factory_signature() -> None:
     assert "Extra inputs are not permitted" in found[("source", "options", "pth")]
     assert list(errors(source={"kind": "kafka", "options": {"topics": ["t"]}})) == [
         ("source", "options", "topics")]
+
+
+def test_the_jsonl_options_are_checked_by_the_settings_from_its_annotations() -> None:
+    found = errors(source={"kind": "jsonl", "options": {"path": "",
+                                                        "poll_interval_seconds": 0}})
+    assert set(found) == {("source", "options", "path"),
+                          ("source", "options", "poll_interval_seconds")}
+    assert "at least 1 character" in found[("source", "options", "path")]
+    assert "greater than 0" in found[("source", "options", "poll_interval_seconds")]
+
+
+def test_options_a_source_refuses_when_built_stop_run_naming_the_key(
+    plugin_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    write_distribution(plugin_root, {"driftwatch.sources": {"picky": "{mod}:picky"}}, PLUGIN)
+    config = tmp_path / "driftwatch.yaml"
+    config.write_text(
+        "source: {kind: picky, options: {token: abc}}\n"
+        f"checkpoint: {{directory: {tmp_path / 'state'}}}\n"
+        f"metrics: {{host: 127.0.0.1, port: {free_port()}}}\n")
+    assert main(["run", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "source.options (DRIFTWATCH_SOURCE__OPTIONS): source 'picky': token is not accepted "
+        "by the service")
 
 
 def test_a_source_without_kafka_keeps_its_checkpoint_in_a_file() -> None:
