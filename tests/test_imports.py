@@ -170,7 +170,7 @@ LAYERS: dict[str, set[str]] = {
     "reference": {"core", "settings", "sinks"},
     "demo": {"agent", "core", "decoding", "kafka", "settings", "simulate", "sinks"},
     "commands": {"agent", "compare", "core", "decoding", "demo", "kafka", "replay",
-                 "settings", "simulate", "state"},
+                 "settings", "simulate", "sources", "state"},
     "__main__": {"commands"},
     "driftwatch": {"api"},  # the package root re-exports the public API
     "exits": set(),
