@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
-from driftwatch.sources.protocol import LocalSource, OnAssignedHook
+from driftwatch.sources.protocol import LocalSource, OnAssignedHook, SourceRecord
 
-
-class Positioned(Protocol):
-    """What :class:`MemorySource` needs of a record: where it is in its partition."""
-
-    @property
-    def topic(self) -> str: ...
-
-    @property
-    def partition(self) -> int: ...
-
-    @property
-    def offset(self) -> int: ...
-
-
-R = TypeVar("R", bound=Positioned)
+R = TypeVar("R", bound=SourceRecord)
 
 
 class MemorySource(LocalSource, Generic[R]):
