@@ -27,18 +27,16 @@ same way, through :class:`Pipeline`::
 What happens around the step is the caller's: the agent notes each record's offset and
 checkpoints and commits (:mod:`driftwatch.agent`), the replay counts records and keeps the
 alarms with their line numbers (:mod:`driftwatch.replay.run`). The agent reads a
-:class:`Source`: the Kafka source by default, or a :class:`MemorySource`, a list of records
-behind the same protocol, for tests and for embedding the agent (a replay source's records
-become such a list through :func:`driftwatch.replay.sources.agent_records`); the replay
-iterates its file and topic-range sources, JSON Lines in chunks.
+:class:`~driftwatch.sources.protocol.Source` (:mod:`driftwatch.sources`: the Kafka source by
+default, chosen by the ``source`` settings); the replay iterates its file and topic-range
+inputs, JSON Lines in chunks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Generic, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from driftwatch.core.delayed import DelayedLabels
 from driftwatch.core.join import Prediction
@@ -58,7 +56,6 @@ W = TypeVar("W")
 """Where a record came from, as the caller notes it (handed back with alarms and
 rejections): the agent's Kafka record, the replay's line number or partition offset."""
 
-R_co = TypeVar("R_co", covariant=True)
 W_contra = TypeVar("W_contra", contravariant=True)
 
 
@@ -365,173 +362,6 @@ class Pipeline(Generic[W]):
             join.pending(result.event_id, where)
         elif join.pair(joined.model, joined.event_id, where):
             self.event(Decoded(joined.model, joined.event()), value, key, where)
-
-
-class KafkaLikeRecord(Protocol):
-    """What :class:`MemorySource` needs of a record: where it is in its partition."""
-
-    @property
-    def topic(self) -> str: ...
-
-    @property
-    def partition(self) -> int: ...
-
-    @property
-    def offset(self) -> int: ...
-
-
-class Source(Protocol[R_co]):
-    """Where the agent's records come from: what its loop needs of
-    :class:`~driftwatch.kafka.source.KafkaSource`, and all of it.
-
-    - :meth:`poll` returns the next batch of records (possibly none, after a bounded wait).
-    - :meth:`commit` records that everything before these offsets (partition → next offset)
-      is durable; the agent calls it only after a checkpoint covering them is saved.
-    - :attr:`ready`, :attr:`reachable` and :attr:`reachability_changed_at` feed ``/readyz``,
-      and :attr:`problem` says why it is not ready (one line naming the setting to look at);
-      :meth:`lag`, :attr:`commits`, :attr:`commit_failures` and :attr:`reconnects` the
-      operations metrics.
-    - :meth:`close` (or leaving the ``with`` block) ends it without committing.
-    """
-
-    @property
-    def ready(self) -> bool: ...
-
-    @property
-    def reachable(self) -> bool: ...
-
-    @property
-    def reachability_changed_at(self) -> float: ...
-
-    @property
-    def problem(self) -> str | None: ...
-
-    @property
-    def commits(self) -> int: ...
-
-    @property
-    def commit_failures(self) -> int: ...
-
-    @property
-    def reconnects(self) -> int: ...
-
-    def poll(self) -> Sequence[R_co]: ...
-
-    def commit(self, offsets: Mapping[Any, int]) -> bool: ...
-
-    def lag(self, *, refresh: bool = True) -> dict[tuple[str, int], int]: ...
-
-    def close(self) -> None: ...
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None: ...
-
-
-R = TypeVar("R", bound=KafkaLikeRecord)
-
-OnAssignedHook = Callable[[set[Any]], Mapping[Any, int] | None]
-"""``on_assigned(partitions) -> {partition: offset} | None``: where each newly assigned
-``(topic, partition)`` resumes (the agent answers with its checkpoint's offsets)."""
-
-
-class MemorySource(Generic[R]):
-    """A list of records behind the :class:`Source` protocol: the agent's loop without Kafka
-    (unit tests, embedding a monitor fed from elsewhere).
-
-    :meth:`poll` hands out the records ``batch`` at a time, in order. Like the Kafka source,
-    the first poll "assigns" every partition the records name and asks ``on_assigned`` where
-    to resume; the records of a partition before the offset it returns are skipped (what a
-    seek does), so a restart from a checkpoint reads only what the checkpoint does not
-    cover. :meth:`commit` keeps each commit in :attr:`commit_log` and the latest offset per
-    partition in :attr:`committed`. :attr:`exhausted` tells when every record was handed out;
-    ``on_exhausted`` is called then (once; e.g. to set the agent's stop event).
-    """
-
-    def __init__(self, records: Iterable[R], *, batch: int = 500,
-                 on_assigned: OnAssignedHook | None = None,
-                 on_exhausted: Callable[[], None] | None = None) -> None:
-        if batch < 1:
-            raise ValueError(f"batch must be >= 1, got {batch!r}")
-        self._records = list(records)
-        self._batch = batch
-        self._on_assigned = on_assigned
-        self._on_exhausted = on_exhausted
-        self._next = 0
-        self._assigned = False
-        self._closed = False
-        self.committed: dict[Any, int] = {}
-        """The latest committed offset of each partition."""
-        self.commit_log: list[dict[Any, int]] = []
-        """Every :meth:`commit`'s offsets, in order."""
-        self.commits = 0
-        self.commit_failures = 0
-        self.reconnects = 0
-        self.reachability_changed_at = 0.0
-
-    @property
-    def ready(self) -> bool:
-        return self._assigned and not self._closed
-
-    @property
-    def reachable(self) -> bool:
-        return not self._closed
-
-    @property
-    def problem(self) -> str | None:
-        return None  # a list of records has nothing to be waited for
-
-    @property
-    def exhausted(self) -> bool:
-        return self._assigned and self._next >= len(self._records)
-
-    def poll(self) -> list[R]:
-        """The next ``batch`` records (none once all are out)."""
-        if self._closed:
-            raise RuntimeError("MemorySource is closed")
-        if not self._assigned:
-            self._assign()
-        batch = self._records[self._next:self._next + self._batch]
-        self._next += len(batch)
-        if not batch and self._on_exhausted is not None:
-            on_exhausted, self._on_exhausted = self._on_exhausted, None
-            on_exhausted()
-        return batch
-
-    def _assign(self) -> None:
-        self._assigned = True
-        if self._on_assigned is None:
-            return
-        partitions = {(r.topic, r.partition) for r in self._records}
-        start = dict(self._on_assigned(set(partitions)) or {})
-        if start:
-            self._records = [r for r in self._records
-                             if r.offset >= start.get((r.topic, r.partition), r.offset)]
-
-    def commit(self, offsets: Mapping[Any, int]) -> bool:
-        self.commit_log.append(dict(offsets))
-        self.committed.update(offsets)
-        self.commits += 1
-        return True
-
-    def lag(self, *, refresh: bool = True) -> dict[tuple[str, int], int]:
-        """Records not yet handed out, per partition."""
-        lag: dict[tuple[str, int], int] = {}
-        for record in self._records[self._next:]:
-            tp = (record.topic, record.partition)
-            lag[tp] = lag.get(tp, 0) + 1
-        return lag
-
-    def close(self) -> None:
-        self._closed = True
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
 
 class DeadLetterSink(Protocol):

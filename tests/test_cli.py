@@ -170,6 +170,7 @@ def test_schema_is_json_with_a_description_for_every_field(
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert set(schema["properties"]) == {
         "kafka",
+        "source",
         "events",
         "monitoring",
         "alerts",
@@ -193,6 +194,7 @@ def test_schema_is_json_with_a_description_for_every_field(
         "latest",
     ]
     assert "error_stream" in defs["WatchSettings"]["properties"]["measure"]["enum"]
+    assert defs["SourceSettings"]["properties"]["kind"]["enum"][:2] == ["kafka", "jsonl"]
     # Detector names, and each detector's own parameters.
     detector = defs["DetectorSettings"]
     assert {"page_hinkley", "adwin", "ddm"} <= set(detector["properties"]["name"]["enum"])

@@ -146,20 +146,22 @@ def test_the_core_imports_nothing_from_the_shell() -> None:
 LAYERS: dict[str, set[str]] = {
     "core": set(),
     "decoding": {"core"},
-    "settings": {"core", "decoding"},
+    "settings": {"core", "decoding", "sources"},  # a source's options
     "simulate": {"core"},
     "api": {"core", "settings"},
-    "kafka": {"decoding"},  # dead letters carry the decoder's rejection
+    "sources": {"core"},  # the plug-in scan
+    "kafka": {"decoding", "sources"},  # dead letters carry the decoder's rejection
     "state": {"kafka"},  # the state topic is a Kafka client too
     "sinks": {"core", "settings"},  # the alert thresholds are exported
     "pipeline": {"core", "decoding"},
-    "agent": {"core", "decoding", "kafka", "pipeline", "settings", "sinks", "state"},
-    "replay": {"core", "decoding", "kafka", "pipeline"},
+    "agent": {"core", "decoding", "kafka", "pipeline", "settings", "sinks", "sources",
+              "state"},
+    "replay": {"core", "decoding", "kafka", "pipeline", "sources"},
     "compare": {"core", "decoding", "replay"},
     "reference": {"core", "settings", "sinks"},
     "demo": {"agent", "core", "decoding", "kafka", "settings", "simulate", "sinks"},
     "commands": {"agent", "compare", "core", "decoding", "demo", "kafka", "replay",
-                 "settings", "simulate", "state"},
+                 "settings", "simulate", "sources", "state"},
     "__main__": {"commands"},
     "driftwatch": {"api"},  # the package root re-exports the public API
     "exits": set(),

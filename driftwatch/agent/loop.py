@@ -5,8 +5,8 @@ take each record through the one processing step :mod:`driftwatch.replay` shares
 (:class:`~driftwatch.pipeline.Pipeline`: decode, route to its model's monitor, alarms), note
 the record's offset, then maybe checkpoint (and commit). Every concern lives in its own
 object: the source (:class:`~driftwatch.kafka.source.KafkaSource` by default: group membership,
-offsets, backoff; any :class:`~driftwatch.pipeline.Source`, such as a
-:class:`~driftwatch.pipeline.MemorySource`, when injected),
+offsets, backoff; any :class:`~driftwatch.sources.protocol.Source`, such as a
+:class:`~driftwatch.sources.memory.MemorySource`, when injected),
 :class:`~driftwatch.pipeline.Monitors` (one pure :class:`~driftwatch.core.monitor.Monitor`
 per model, bounded), :class:`~driftwatch.agent.checkpointer.Checkpointer` (state + offsets on
 disk, when, and what is durable), :class:`~driftwatch.agent.readiness.Readiness` (``/readyz``
@@ -121,12 +121,12 @@ from driftwatch.pipeline import (
     Hooks,
     Monitors,
     Pipeline,
-    Source,
 )
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram, Operations
+from driftwatch.sources import Source
 from driftwatch.state.checkpoint import CheckpointSaveError
 from driftwatch.state.topic import StateTopicStore
 
@@ -164,7 +164,7 @@ class Agent:
             program that shows live values next to live alarms may want it shorter.
         source: builds the record source (:data:`SourceFactory`); None: the
             :class:`~driftwatch.kafka.source.KafkaSource` the ``kafka`` settings describe. A
-            :class:`~driftwatch.pipeline.MemorySource` runs the loop without a broker.
+            :class:`~driftwatch.sources.memory.MemorySource` runs the loop without a broker.
         dead_letter: where rejected records go; None: the ``kafka.dead_letter_topic``
             producer when that is set, else nowhere.
         wall_clock, clock: Unix time and a monotonic clock, replaceable in tests.

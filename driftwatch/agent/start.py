@@ -28,13 +28,15 @@ from driftwatch.kafka.handshake import Handshake
 from driftwatch.kafka.offsets import OnAssigned, OnRevoked
 from driftwatch.kafka.producers import AlarmPublisher, DeadLetter, producer_config
 from driftwatch.kafka.source import KafkaSource, Record
-from driftwatch.pipeline import DeadLetterSink, Source
+from driftwatch.pipeline import DeadLetterSink
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
 from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from driftwatch.sinks.prometheus.server import MetricsServer
+from driftwatch.sources import Source, SourceContext
+from driftwatch.sources.registry import open_source
 from driftwatch.state.checkpoint import CheckpointStore
 from driftwatch.state.topic import StateSaveError, StateTopicStore
 
@@ -99,8 +101,10 @@ def start(settings: Settings, resources: ExitStack, *,
     PlatformCollector(registry=registry)  # python_info
     if comparisons:
         registry.register(ComparisonCollector(lambda: publisher.comparisons))
-    built = source(on_assigned) if source is not None else kafka_source(
-        settings, store, on_assigned, on_revoked)
+    built = source(on_assigned) if source is not None else open_source(
+        settings.source.kind, settings.source.options,
+        SourceContext(on_assigned, lambda: kafka_source(settings, store, on_assigned,
+                                                        on_revoked)))
     basic_auth = None
     if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
         basic_auth = (metrics.basic_auth_username,

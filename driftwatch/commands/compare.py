@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from driftwatch.compare.pairing import Pairing
     from driftwatch.compare.run import CompareResult, Comparison
     from driftwatch.decoding.decoder import EventFormat
-    from driftwatch.replay.sources import ReplaySource
+    from driftwatch.replay.sources import ReplayInput
     from driftwatch.settings import Settings
 
 EXIT_NOTHING_PAIRED = EXIT_NO_EVENTS
@@ -293,7 +293,7 @@ def _pairing(args: argparse.Namespace) -> Pairing:
 
 def _source(
     args: argparse.Namespace, settings: Settings, fmt: EventFormat, pairing: Pairing
-) -> ReplaySource:
+) -> ReplayInput:
     from driftwatch.commands.replay import open_source
     from driftwatch.compare.sources import PairedCsvSource
 
@@ -304,7 +304,7 @@ def _source(
 def _compare(
     args: argparse.Namespace,
     comparison: Comparison,
-    source: ReplaySource,
+    source: ReplayInput,
     fmt: EventFormat,
     pairing: Pairing,
 ) -> int:

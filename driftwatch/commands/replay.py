@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from driftwatch.replay.parallel import MakeReplay
     from driftwatch.replay.progress import Progress
     from driftwatch.replay.run import BadRecord, Replay, ReplayResult
-    from driftwatch.replay.sources import ReplaySource
+    from driftwatch.replay.sources import ReplayInput
     from driftwatch.settings import Settings
 
 SHOWN_LIVE_BAD_RECORDS = 10
@@ -218,8 +218,8 @@ def _event_format(settings: Settings, from_file: bool) -> EventFormat:
 
 def open_source(
     args: argparse.Namespace, settings: Settings, fmt: EventFormat,
-    csv: Callable[[str, EventFormat, Mapping[str, str], str], ReplaySource] | None = None,
-) -> ReplaySource:
+    csv: Callable[[str, EventFormat, Mapping[str, str], str], ReplayInput] | None = None,
+) -> ReplayInput:
     """The source the command line names (``replay`` and ``compare`` share the options):
     a Kafka offset range, a CSV file (read by ``csv``, by default
     :class:`~driftwatch.replay.sources.CsvSource`) or JSON Lines. Raises ``SourceError``
@@ -256,7 +256,7 @@ def open_source(
     return JsonLinesSource(args.file)
 
 
-def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, source: ReplaySource,
+def _replay(args: argparse.Namespace, settings: Settings, fmt: EventFormat, source: ReplayInput,
             measures: tuple[str, ...] | None) -> int:
     from driftwatch.replay.parallel import jobs_for
     from driftwatch.replay.progress import Progress

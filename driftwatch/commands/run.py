@@ -51,6 +51,7 @@ def _run(args: argparse.Namespace) -> int:
     from driftwatch.kafka.first_contact import BrokerRefused
     from driftwatch.settings import env_name
     from driftwatch.signals import stop_on_signals
+    from driftwatch.sources.registry import SourceSettingError
     from driftwatch.state.checkpoint import (
         CheckpointDirectoryError,
         CheckpointError,
@@ -71,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"checkpoint.directory ({env_name(('checkpoint', 'directory'))}): {exc}",
               file=sys.stderr)
         return EXIT_INVALID
-    except CheckpointSettingError as exc:
+    except (CheckpointSettingError, SourceSettingError) as exc:
         print(f"{'.'.join(exc.key)} ({env_name(exc.key)}): {exc}", file=sys.stderr)
         return EXIT_INVALID
     except CheckpointError as exc:

@@ -22,24 +22,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from kafka import AsyncConsumerRebalanceListener  # type: ignore[import-untyped]
 from kafka import TopicPartition as _KafkaTopicPartition
 from kafka.structs import OffsetAndMetadata  # type: ignore[import-untyped]
 
+from driftwatch.sources.record import TopicPartition as TopicPartition
+
 log = logging.getLogger(__name__)
-
-
-class TopicPartition(NamedTuple):
-    """A topic and partition; a typed twin of ``kafka.TopicPartition``.
-
-    It compares and hashes equal to kafka-python's namedtuple with the same fields, so either
-    can key the same dict.
-    """
-
-    topic: str
-    partition: int
 
 
 OnAssigned = Callable[[set[TopicPartition]], Mapping[TopicPartition, int] | None]

@@ -37,7 +37,6 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -55,30 +54,16 @@ from driftwatch.kafka.offsets import (
     TopicPartition,
     to_kafka_offsets,
 )
+from driftwatch.sources.record import Record as Record
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One consumed Kafka record: where it came from and its raw bytes."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp_ms: int
-
-    @property
-    def topic_partition(self) -> TopicPartition:
-        return TopicPartition(self.topic, self.partition)
-
-
 class KafkaSource:
-    """Consume records from Kafka in a consumer group, committing only processed offsets.
+    """Consume records from Kafka in a consumer group, committing only processed offsets: the
+    :class:`~driftwatch.sources.protocol.Source` the agent reads by default.
 
     Lifecycle:
 

@@ -6,7 +6,7 @@ the agent decodes Kafka records: the same field names, label classes, limits and
 reasons. A CSV row is turned into the JSON object the same record would have been on Kafka
 (:class:`CsvSource`), so CSV files follow the same rules too.
 
-Sources also report how far they have got (:meth:`ReplaySource.progress`), for the progress bar:
+Sources also report how far they have got (:meth:`ReplayInput.progress`), for the progress bar:
 files in bytes of the file, a topic range in records. The topic range is
 :class:`driftwatch.replay.kafka_range.KafkaRangeSource`.
 
@@ -26,12 +26,10 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 from driftwatch.decoding.decoder import EventFormat, Rejected
-
-if TYPE_CHECKING:
-    from driftwatch.kafka.source import Record as AgentRecord
+from driftwatch.sources.record import Record as AgentRecord
 
 Format = Literal["jsonl", "csv"]
 
@@ -82,7 +80,7 @@ class ReplayRecord:
         return f"partition {self.partition} offset {self.position}"
 
 
-class ReplaySource(Protocol):
+class ReplayInput(Protocol):
     """An iterable of records that can say how far it has got."""
 
     name: str
@@ -94,15 +92,13 @@ class ReplaySource(Protocol):
         ...
 
 
-def agent_records(source: ReplaySource, topic: str | None = None) -> Iterator[AgentRecord]:
+def agent_records(source: ReplayInput, topic: str | None = None) -> Iterator[AgentRecord]:
     """A replay source's records as the agent's (Kafka) records, so that the agent's loop
-    runs over a file through :class:`~driftwatch.pipeline.MemorySource`: the topic is
+    runs over a file through :class:`~driftwatch.sources.memory.MemorySource`: the topic is
     ``topic`` (default: the source's name), the partition the record's (0 for a file), the
     offset its position (the line number) and the timestamp 0. A CSV row the csv module
     refused goes as it is (the agent has no ``bad_csv`` reason: its value, if any, is
     decoded and rejected by the decoder's rules)."""
-    from driftwatch.kafka.source import Record as AgentRecord  # kafka-python: only when used
-
     name = source.name if topic is None else topic
     for record in source:
         yield AgentRecord(name, record.partition or 0, record.position, record.key,

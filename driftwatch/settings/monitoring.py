@@ -92,7 +92,8 @@ class WatchSettings(_Section):
     @classmethod
     def _watchable(cls, measure: str) -> str:
         # The registry: measures added later too.
-        if measure_registry.find(measure) is None:
+        if measure_registry.find(measure) is None and \
+                measure not in measure_registry.plugin_errors():  # else: what is wrong with it
             watchable = ", ".join(measure_registry.watchable_names())
             raise ValueError(f"unknown measure {measure!r}; watchable: {watchable}")
         if (reason := measure_registry.unwatchable_reason(measure)) is not None:

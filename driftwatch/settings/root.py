@@ -25,6 +25,7 @@ from driftwatch.settings.limits import LimitsSettings
 from driftwatch.settings.logs import LoggingSettings
 from driftwatch.settings.metrics import MetricsSettings, ReadinessSettings
 from driftwatch.settings.monitoring import MonitoringSettings
+from driftwatch.settings.source import SourceSettings
 
 if TYPE_CHECKING:
     from driftwatch.core.comparison.window import ComparisonConfig
@@ -56,6 +57,10 @@ class Settings(BaseSettings):
 
     kafka: KafkaSettings = Field(
         default_factory=KafkaSettings, description="Kafka: brokers, topics, group, security."
+    )
+    source: SourceSettings = Field(
+        default_factory=SourceSettings,
+        description="Where records come from: kafka (the default) or another source by name.",
     )
     events: EventsSettings = Field(
         default_factory=EventsSettings, description="How record values become events."
@@ -103,8 +108,11 @@ class Settings(BaseSettings):
         (``kafka.assignment`` all_partitions) included: a replaced replica with an empty disk
         restores its model's window from the topic its siblings write. Except a whole-stream
         agent with ``join``: several writers of the join's records are not exact (the state
-        topic's module docstring), so it keeps the file."""
+        topic's module docstring), so it keeps the file; and an agent whose ``source`` is
+        not Kafka."""
         backend = self.checkpoint.backend
+        if backend == "auto" and self.source.kind != "kafka":
+            return "file"  # the state topic lives beside Kafka input
         if backend == "auto":
             whole_stream = self.kafka.assignment == "all_partitions"
             return "file" if whole_stream and self.join.enabled else "kafka"
@@ -233,6 +241,11 @@ class Settings(BaseSettings):
                 "join's records, and a join record of one replica with the model records "
                 "of another is not exact: use file (or auto, which picks it) with join",
                 "kafka"))
+        if self.checkpoint.backend == "kafka" and self.source.kind != "kafka":
+            problems.append(_problem(
+                ("checkpoint", "backend"),
+                f"kafka keeps the state beside Kafka input, but source.kind is "
+                f"{self.source.kind!r}: use file (or auto, which picks it)", "kafka"))
         if len(self.monitoring.models) > self.limits.max_models:
             problems.append(_problem(
                 ("monitoring", "models"),

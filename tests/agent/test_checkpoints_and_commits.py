@@ -25,8 +25,8 @@ from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.exits import EXIT_CHECKPOINT, EXIT_INVALID
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.source import Record
-from driftwatch.pipeline import MemorySource
 from driftwatch.settings import Settings
+from driftwatch.sources import MemorySource
 from driftwatch.state.checkpoint import (
     FILENAME,
     CheckpointDirectoryError,

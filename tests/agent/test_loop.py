@@ -19,12 +19,13 @@ from driftwatch.core.join import Label, Prediction
 from driftwatch.core.monitor import Alarm, Monitor
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.source import Record
-from driftwatch.pipeline import MemoryDeadLetter, MemorySource, OnAssignedHook
+from driftwatch.pipeline import MemoryDeadLetter
 from driftwatch.replay.run import Replay
 from driftwatch.replay.run import run as replay_run
 from driftwatch.replay.sources import JsonLinesSource, agent_records
 from driftwatch.settings import Settings
 from driftwatch.simulate import delayed_labels, generate
+from driftwatch.sources import MemorySource, OnAssignedHook
 from driftwatch.state.checkpoint import CheckpointSaveError, CheckpointStore
 
 TOPIC = "events"

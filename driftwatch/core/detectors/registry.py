@@ -29,9 +29,8 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from driftwatch.core.config_error import ConfigError
 from driftwatch.core.detectors.adwin import ADWIN
@@ -39,6 +38,7 @@ from driftwatch.core.detectors.base import Detector
 from driftwatch.core.detectors.cusum import Cusum
 from driftwatch.core.detectors.ddm import DDM
 from driftwatch.core.detectors.page_hinkley import PageHinkley
+from driftwatch.core.plugins import Problem, scan
 
 __all__ = [
     "BUILTINS",
@@ -133,63 +133,19 @@ def create(name: str, **params: Any) -> Detector:
 # --------------------------------------------------------------------------------------------
 
 
-class _Problem(NamedTuple):
-    message: str
-    cause: BaseException | None = None
-
-
-def _describe(ep: EntryPoint) -> str:
-    dist = ep.dist
-    origin = f" (from {dist.name} {dist.version})" if dist is not None else ""
-    return f"entry point '{ep.name} = {ep.value}'{origin}"
-
-
-def _scan() -> tuple[dict[str, type[Detector]], dict[str, _Problem]]:
+def _scan() -> tuple[dict[str, type[Detector]], dict[str, Problem]]:
     """Load every plug-in: (usable classes by name, problems by name for the others)."""
-    by_name: dict[str, list[EntryPoint]] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        builtin = BUILTINS.get(ep.name)
-        if builtin is not None and ep.value == f"{builtin.__module__}:{builtin.__qualname__}":
-            continue  # the built-in itself, should a packaging of driftwatch declare it
-        by_name.setdefault(ep.name, []).append(ep)
-
-    plugins: dict[str, type[Detector]] = {}
-    problems: dict[str, _Problem] = {}
-    for name, eps in by_name.items():
-        if name in BUILTINS:
-            problems[name] = _Problem(
-                f"detector plug-in {_describe(eps[0])} would replace the built-in detector "
-                f"{name!r}; ignored"
-            )
-        elif len(eps) > 1:
-            sources = "; ".join(_describe(ep) for ep in eps)
-            problems[name] = _Problem(
-                f"detector plug-in {name!r} is declared more than once: {sources}"
-            )
-        else:
-            result = _load(eps[0])
-            if isinstance(result, _Problem):
-                problems[name] = result
-            else:
-                plugins[name] = result
-    return plugins, problems
+    return scan(ENTRY_POINT_GROUP, "detector", BUILTINS, _adopt)
 
 
-def _load(ep: EntryPoint) -> type[Detector] | _Problem:
-    """The plug-in's class, or why it cannot be used."""
-    where = f"detector plug-in {_describe(ep)}"
-    try:
-        obj = ep.load()
-    except Exception as exc:  # a plug-in's import may fail in any way: report, don't crash
-        return _Problem(f"{where} failed to load: {type(exc).__name__}: {exc}", exc)
+def _adopt(name: str, obj: object) -> type[Detector]:
+    """The plug-in's class; ``ValueError`` saying why it cannot be used."""
     if not (isinstance(obj, type) and issubclass(obj, Detector)):
-        return _Problem(f"{where} is not a subclass of driftwatch's Detector: {obj!r}")
+        raise ValueError(f"is not a subclass of driftwatch's Detector: {obj!r}")
     if inspect.isabstract(obj):
-        return _Problem(f"{where} is abstract: {obj.__qualname__}")
+        raise ValueError(f"is abstract: {obj.__qualname__}")
     declared = getattr(obj, "name", None)
-    if declared != ep.name:
-        return _Problem(
-            f"{where}: the class declares name {declared!r}, which must equal the entry "
-            f"point's name {ep.name!r}"
-        )
+    if declared != name:
+        raise ValueError(f"the class declares name {declared!r}, which must equal the entry "
+                         f"point's name {name!r}")
     return obj

@@ -26,6 +26,20 @@ Four kinds of entries (:attr:`Measure.kind`):
 The order of registration is the order of reports: the window's measures come out as
 ``auc`` first, then the crisp measures, then anything registered later.
 
+**Plug-ins.** A package adds window measures by declaring :class:`Measure` objects as entry
+points in the ``driftwatch.measures`` group, named as the measure::
+
+    [project.entry-points."driftwatch.measures"]
+    mean_score = "my_package.measures:MEAN_SCORE"
+
+They are registered on the first read of the registry that needs every measure (:func:`get`,
+:func:`find`, :func:`measures`, :func:`window_measures`, :func:`watchable_names`,
+:func:`unwatchable_reason`), or by :func:`load_plugins`, so a settings file may watch them and
+``driftwatch run`` exports them. One that cannot be used (it fails to import, is not a
+``Measure``, is not a window measure, is named unlike its entry point, takes a built-in's
+name or another package's) is left out and logged; :func:`plugin_errors` says why, and so does
+the settings' error for a watch that names it.
+
 Example: the mean score of the window, which no confusion formula gives, as a hook:
 
     >>> from driftwatch.core.window import PrequentialWindow
@@ -45,6 +59,7 @@ Example: the mean score of the window, which no confusion formula gives, as a ho
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -54,6 +69,9 @@ from typing import Any, Literal, Protocol
 
 from driftwatch.core.measures import crisp, estimates
 from driftwatch.core.measures.estimates import Estimate
+from driftwatch.core.plugins import Problem, scan
+
+ENTRY_POINT_GROUP = "driftwatch.measures"
 
 Kind = Literal["window", "event", "block", "score"]
 KINDS: tuple[Kind, ...] = ("window", "event", "block", "score")
@@ -325,8 +343,61 @@ WINDOW: Mapping[str, Measure] = _window
 window looks measures up here: one dictionary read on its sampling path)."""
 
 
+_log = logging.getLogger(__name__)
+_plugins: dict[str, Measure] = {}
+_plugin_problems: dict[str, str] = {}
+_plugins_loaded = [False]
+
+
+def load_plugins() -> dict[str, Measure]:
+    """Register the measures of the ``driftwatch.measures`` entry points not registered yet
+    (see the module docstring); returns those it registered. Broken ones are logged at
+    WARNING and kept in :func:`plugin_errors`."""
+    _plugins_loaded[0] = True
+    found, problems = scan(ENTRY_POINT_GROUP, "measure", {m.name: m for m in BUILTIN}, _adopt)
+    added: dict[str, Measure] = {}
+    for name, measure in found.items():
+        if _plugins.get(name) is measure and _MEASURES.get(name) is measure:
+            continue  # loaded before
+        if name in _MEASURES:  # registered by a program under the same name
+            problems[name] = Problem(
+                f"measure plug-in {name!r}: a measure of that name is already registered")
+            continue
+        register(measure)
+        _plugins[name] = added[name] = measure
+    _plugin_problems.clear()
+    for name, problem in problems.items():
+        _plugin_problems[name] = problem.message
+        _log.warning("%s", problem.message)
+    return added
+
+
+def plugin_errors() -> dict[str, str]:
+    """The measure plug-ins that could not be used, by entry-point name, with the reason."""
+    _ensure_plugins()
+    return dict(_plugin_problems)
+
+
+def _adopt(name: str, loaded: object) -> Measure:
+    if not isinstance(loaded, Measure):
+        raise ValueError(f"is not a driftwatch Measure: {loaded!r}")
+    if loaded.name != name:
+        raise ValueError(f"names a measure {loaded.name!r}, which must be named as the "
+                         f"entry point, {name!r}")
+    if loaded.kind != "window":
+        raise ValueError(f"is a {loaded.kind} measure; plug-ins add window measures only "
+                         "(event, block and score measures are computed by driftwatch's code)")
+    return loaded
+
+
+def _ensure_plugins() -> None:
+    if not _plugins_loaded[0]:
+        load_plugins()
+
+
 def get(name: str) -> Measure:
     """The measure called ``name``; ``ValueError`` listing every name for an unknown one."""
+    _ensure_plugins()
     measure = _MEASURES.get(name)
     if measure is None:
         raise ValueError(f"unknown measure {name!r}; measures: {', '.join(_MEASURES)}")
@@ -335,16 +406,19 @@ def get(name: str) -> Measure:
 
 def find(name: str) -> Measure | None:
     """The measure called ``name``, or None."""
+    _ensure_plugins()
     return _MEASURES.get(name)
 
 
 def measures() -> tuple[Measure, ...]:
     """Every registered measure, in report order."""
+    _ensure_plugins()
     return tuple(_MEASURES.values())
 
 
 def window_measures() -> tuple[Measure, ...]:
     """The measures a window reports, in report order (``auc`` first)."""
+    _ensure_plugins()
     return _WINDOW[0]
 
 
@@ -355,12 +429,14 @@ def names(kind: Kind | None = None) -> tuple[str, ...]:
 
 def watchable_names() -> tuple[str, ...]:
     """The names a model's watch may name (every kind but ``score``), in report order."""
+    _ensure_plugins()
     return tuple(m.name for m in _MEASURES.values() if m.kind in WATCHABLE_KINDS)
 
 
 def unwatchable_reason(name: str) -> str | None:
     """Why a model's watch cannot name ``name`` (unknown, or a label-free score signal),
     listing what it can; None when it can."""
+    _ensure_plugins()
     measure = _MEASURES.get(name)
     if measure is not None and measure.kind in WATCHABLE_KINDS:
         return None
@@ -368,6 +444,8 @@ def unwatchable_reason(name: str) -> str | None:
     if measure is not None:
         return (f"{name!r} is a label-free score signal, watched by join.score_drift's "
                 f"detectors, not by a model's watches; watchable: {watchable}")
+    if name in _plugin_problems:
+        return f"{_plugin_problems[name]}; watchable: {watchable}"
     return f"must be one of {watchable}; got {name!r}"
 
 

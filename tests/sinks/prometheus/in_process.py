@@ -11,8 +11,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.agent.loop import Agent
 from driftwatch.kafka.source import Record
-from driftwatch.pipeline import MemorySource
 from driftwatch.settings import Settings
+from driftwatch.sources import MemorySource
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
