@@ -7,16 +7,17 @@ of metrics against the reference) are to come as further entries of :data:`PARTS
 
 Scrape part: N models (10 000; ``--quick`` 1 000), each a real
 :class:`~driftwatch.core.monitor.Monitor` with the default watches and window (d = 1 000)
-(:data:`DISTINCT` of them, the others copies) fed 1 200 events of its own binormal stream
-(AUC about 0.8, 10 % positives) through the column path
-(:meth:`~driftwatch.core.monitor.Monitor.update_columns`, what a replay uses), so every window is full and every default series is defined. Only the monitors'
-snapshots are kept (a scrape reads nothing else); each monitor is dropped once it has given
-its snapshot, so the fleet fits in memory. The snapshots go into an
-:class:`~driftwatch.sinks.snapshot.AgentSnapshot` served by the agent's real registry (the
-snapshot and join collectors, process and platform collectors, as ``driftwatch run``
-registers them, alert thresholds from the default settings) and the real
-:class:`~driftwatch.sinks.prometheus.server.MetricsServer` on a loopback port; each scrape
-is an HTTP GET of ``/metrics``.
+(:data:`DISTINCT` of them, the others copies) fed 1 200 events of its own binormal stream (AUC about
+0.8, 10 % positives) through the column path
+(:meth:`~driftwatch.core.monitor.Monitor.update_columns`, what a replay uses), so every window is
+full and every default series is defined. Only the monitors' snapshots are kept (a scrape reads
+nothing else); each monitor is dropped once it has given its snapshot, so the fleet fits in memory.
+The snapshots go into an :class:`~driftwatch.sinks.snapshot.AgentSnapshot` served by the agent's
+real registry (the snapshot and join collectors, process and platform collectors, as ``driftwatch
+run`` registers them, alert thresholds from the default settings) and the real
+:class:`~driftwatch.sinks.prometheus.server.MetricsServer` on a loopback port; each scrape is an
+HTTP GET of ``/metrics``.
+
 
 Reported per export level (``metrics.per_model``, when the settings have it):
 
