@@ -18,7 +18,6 @@ run`` registers them, alert thresholds from the default settings) and the real
 :class:`~driftwatch.sinks.prometheus.server.MetricsServer` on a loopback port; each scrape is an
 HTTP GET of ``/metrics``.
 
-
 Reported per export level (``metrics.per_model``, when the settings have it):
 
 - size (MB of the text body, and gzip'd when the scraper asks for it) and samples;
