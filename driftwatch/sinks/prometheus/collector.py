@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
-from driftwatch.sinks.prometheus.families import Families
+from driftwatch.sinks.prometheus.families import Families, ModelText
 from driftwatch.sinks.snapshot import AgentSnapshot
 
 if TYPE_CHECKING:
@@ -48,12 +48,14 @@ class SnapshotCollector(Collector):
     """A Prometheus collector that renders the latest :class:`AgentSnapshot` at each scrape.
 
     ``source`` is called once per scrape, on the HTTP server's thread: it must be cheap and
-    thread-safe, typically returning an attribute the agent's loop replaces. Every family is
-    built fresh from that one value (the only state kept between scrapes is the count of
-    dropped series), so the per-event cost is zero and the scrape cost is O(models ×
-    measures). If ``source`` raises, the scrape fails (HTTP 500, Prometheus sets ``up`` to 0)
-    rather than showing partial data; a model whose series cannot be encoded is left out and
-    counted instead (``driftwatch_scrape_dropped_series_total``, see the module docstring).
+    thread-safe, typically returning an attribute the agent's loop replaces. Every family is built
+    fresh from that one value (the only state kept between scrapes is the count of dropped series,
+    and each model's series as text, written again only for models whose snapshot changed:
+    :mod:`driftwatch.sinks.prometheus.rendered`), so the per-event cost is zero and the scrape cost
+    is O(models × measures) of joining text, plus the writing of the changed models' series. If
+    ``source`` raises, the scrape fails (HTTP 500, Prometheus sets ``up`` to 0) rather than showing
+    partial data; a model whose series cannot be encoded is left out and counted instead
+    (``driftwatch_scrape_dropped_series_total``, see the module docstring).
 
     ``thresholds``, when given, maps a model id to its alert thresholds (the settings'
     ``alerts.thresholds``); they are exported for every model the snapshot holds, with the
@@ -83,11 +85,13 @@ class SnapshotCollector(Collector):
         self._lock = threading.Lock()
         self._dropped = 0
         self._logged_models: set[str] = set()
+        self._rendered: dict[str, ModelText] = {}
 
     def collect(self) -> Iterator[Metric]:
         families = Families(self.deprecated)
-        families.fill(self.source(), self.thresholds)
+        rendered = families.fill(self.source(), self.thresholds, self._rendered)
         with self._lock:  # scrapes run on concurrent server threads
+            self._rendered = rendered
             self._dropped += families.dropped_now
             dropped = self._dropped
             new = [m for m in families.dropped_models if m not in self._logged_models]

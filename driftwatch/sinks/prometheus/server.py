@@ -44,6 +44,7 @@ from driftwatch.sinks.prometheus.connections import (
     _Server,
     _Stats,
 )
+from driftwatch.sinks.prometheus.exposition import encode
 
 __all__ = [
     "MAX_CONNECTIONS",
@@ -144,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
         if names:
             target = cast(Collector, app.registry.restricted_registry(names))
         try:
-            body = encoder(target)
+            body = encode(target, encoder)
         except Exception:
             # Log the first failure of a run of failures with its traceback, then stay quiet
             # until a scrape succeeds again: Prometheus retries every scrape interval.
