@@ -92,10 +92,14 @@ class RenderedFamily(Metric):
         if typ == "counter" and name.endswith("_total"):  # as CounterMetricFamily does
             name = name[:-len("_total")]
         super().__init__(name, documentation, typ)
-        self.label_names = tuple(labels)
+        self._labelnames = tuple(labels)  # where prometheus_client's families keep them
         sample_name = f"{self.name}_total" if typ == "counter" else self.name
-        self.format = LineFormat(sample_name, self.label_names)
+        self.format = LineFormat(sample_name, self._labelnames)
         self.parts: list[str] = []
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        return self._labelnames
 
     def body(self) -> str:
         """The sample lines of the family, in the order they were added."""
