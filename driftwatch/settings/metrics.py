@@ -4,7 +4,7 @@ broker outage."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 from pydantic_core import InitErrorDetails
@@ -76,6 +76,17 @@ class MetricsSettings(_Section):
             "Also export the metric names deprecated in 0.2.0 (removed in 0.3.0; each one's "
             "HELP and docs/metrics.md name its replacement), copies of the new families' "
             "values. Set false once no rule or dashboard of yours reads them."
+        ),
+    )
+    per_model: Literal["all", "standard", "minimal"] = Field(
+        default="all",
+        description=(
+            "How many series each model exports (docs/metrics.md, Export levels): all; "
+            "standard (measures only those the model's watches watch, and AUC; about 35 "
+            "series a model at the defaults instead of 52); minimal (AUC and its standard "
+            "error, alarms, event counts, the last-processed time and the alert thresholds: "
+            "what the paging alerts read; about 17). For fleets too large for a "
+            "Prometheus' series budget."
         ),
     )
 

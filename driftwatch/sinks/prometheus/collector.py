@@ -61,6 +61,9 @@ class SnapshotCollector(Collector):
     ``alerts.thresholds``); they are exported for every model the snapshot holds, with the
     same labels as its measures.
 
+    ``per_model``: how much each model exports, ``all``, ``standard`` or ``minimal`` (the
+    settings' ``metrics.per_model``; :class:`~driftwatch.sinks.prometheus.families.Families`).
+
     ``deprecated``: whether to export the names deprecated until 0.3.0 as well
     (:mod:`driftwatch.sinks.prometheus.deprecated`; the settings'
     ``metrics.export_deprecated_metrics``).
@@ -78,8 +81,9 @@ class SnapshotCollector(Collector):
 
     def __init__(self, source: Callable[[], AgentSnapshot],
                  thresholds: Callable[[str], AlertThresholds] | None = None,
-                 deprecated: bool = True) -> None:
+                 deprecated: bool = True, per_model: str = "all") -> None:
         self.source = source
+        self.per_model = per_model
         self.thresholds = thresholds
         self.deprecated = deprecated
         self._lock = threading.Lock()
@@ -88,7 +92,7 @@ class SnapshotCollector(Collector):
         self._rendered: dict[str, ModelText] = {}
 
     def collect(self) -> Iterator[Metric]:
-        families = Families(self.deprecated)
+        families = Families(self.deprecated, self.per_model)
         rendered = families.fill(self.source(), self.thresholds, self._rendered)
         with self._lock:  # scrapes run on concurrent server threads
             self._rendered = rendered
@@ -106,4 +110,4 @@ class SnapshotCollector(Collector):
         return iter(families.all())
 
     def describe(self) -> Iterator[Metric]:
-        return iter(Families(self.deprecated).all())
+        return iter(Families(self.deprecated, self.per_model).all())

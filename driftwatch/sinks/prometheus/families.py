@@ -126,7 +126,22 @@ if TYPE_CHECKING:
     from driftwatch.core.monitor import Snapshot
     from driftwatch.settings import AlertThresholds
 
-__all__ = ["DETECTOR_STATE_CODES", "Families"]
+__all__ = ["DETECTOR_STATE_CODES", "LEVELS", "Families", "ModelText"]
+
+LEVELS = ("all", "standard", "minimal")
+"""How much each model exports (the settings' ``metrics.per_model``): see :class:`Families`."""
+
+_MINIMAL = frozenset({
+    "driftwatch_events_processed", "driftwatch_measure", "driftwatch_auc_standard_error",
+    "driftwatch_window_events", "driftwatch_alarms", "driftwatch_last_processed_timestamp_seconds",
+    "driftwatch_auc_floor_threshold", "driftwatch_auc_max_drop_threshold",
+    "driftwatch_no_events_threshold_seconds", "driftwatch_batch_labels_enabled",
+})
+"""The per-model families of level ``minimal`` (``driftwatch_measure`` for AUC only; the
+deprecated names of its thresholds go with them)."""
+
+_BY_MEASURE = frozenset({"driftwatch_measure", "driftwatch_measure_normalized"})
+"""The families level ``standard`` restricts to the measures the model watches, and AUC."""
 
 DETECTOR_STATE_CODES: Mapping[str, int] = MappingProxyType({"stable": 0, "warning": 1, "drift": 2})
 """The value of ``driftwatch_detector_state`` for each detector state, ordered by severity."""
@@ -143,10 +158,21 @@ class Families:
 
     ``deprecated``: whether :meth:`all` includes the names deprecated until 0.3.0
     (:mod:`driftwatch.sinks.prometheus.deprecated`), copies of the new families' samples.
+
+    ``level``: how much each model exports (docs/metrics.md, Export levels). ``all``: every
+    series. ``standard``: ``driftwatch_measure`` and ``driftwatch_measure_normalized`` only
+    for the measures the model's watches watch (a detector or a floor), and AUC; every other
+    family whole. ``minimal``: events processed, the window's events by class, AUC and its
+    standard error, alarms, the last-processed time and the alert thresholds: what the
+    paging alerts (AUC floor and drop, drift, no events) read; the other per-model families
+    are not exported at all.
     """
 
-    def __init__(self, deprecated: bool = True) -> None:
+    def __init__(self, deprecated: bool = True, level: str = "all") -> None:
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
         self.deprecated = deprecated
+        self.level = level
         self.processed = RenderedFamily(
             "driftwatch_events_processed_total",
             "Events taken into the model's monitor (kept across restarts by the checkpoint).",
@@ -359,6 +385,7 @@ class Families:
         and detector names)."""
         self._aliases: dict[str, RenderedFamily] = {}
         """Each family with a deprecated name, and its copy under that name."""
+        self._alias_of = {old: new for old, new in DEPRECATED_NAMES.items()}
         if deprecated:
             by_name = {family.name: family for family in self._per_model()}
             for old, new in DEPRECATED_NAMES.items():
@@ -381,6 +408,9 @@ class Families:
         ]
         if self.deprecated:
             families += [*self._aliases.values(), self.start_time]
+        if self.level == "minimal":
+            families = [family for family in families if not isinstance(family, RenderedFamily)
+                        or self._alias_of.get(family.name, family.name) in _MINIMAL]
         return families
 
     def fill(self, agent: AgentSnapshot,
@@ -477,6 +507,8 @@ class Families:
             built.extend(self._model_samples(snap, last_processed, alert))
         except Exception:  # the rest is unknown: at least one more
             return ModelText(snap, last_processed, alert, None, len(built) + 1)
+        if self.level != "all":
+            built = self._level_samples(snap, built)
         lines: dict[str, list[str]] = {}
         escaped, aliases = self._escaped, self._aliases
         try:
@@ -501,6 +533,16 @@ class Families:
     def _drop_model(self, model: str, series: int) -> None:
         self.dropped_now += series
         self.dropped_models.append(model)
+
+    def _level_samples(self, snap: Snapshot, built: list[_Sample]) -> list[_Sample]:
+        """The samples of ``built`` that :attr:`level` exports (see the class docstring)."""
+        if self.level == "minimal":
+            return [sample for sample in built if sample[0].name in _MINIMAL and (
+                sample[0] is not self.measure or sample[1][1] == "auc")]
+        watched = {measure for measure, _ in snap.detector_states}
+        watched.update(snap.thresholds, ("auc",))
+        return [sample for sample in built
+                if sample[0].name not in _BY_MEASURE or sample[1][1] in watched]
 
     def _escape(self, label: str) -> str:
         """``label`` escaped for the exposition, remembered for this scrape; raises when
