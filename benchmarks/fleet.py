@@ -45,14 +45,18 @@ from dataclasses import replace
 import numpy as np
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
 from prometheus_client.exposition import generate_latest
-from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.core.report import Snapshot
 from driftwatch.settings import Settings
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
+from driftwatch.sinks.prometheus.deprecated import DEPRECATED_NAMES
+from driftwatch.sinks.prometheus.exposition import encode
+from driftwatch.sinks.prometheus.families import Families
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
+from driftwatch.sinks.prometheus.rendered import RenderedFamily
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.snapshot import AgentSnapshot
 
@@ -73,6 +77,7 @@ SERVER_TIMEOUT = 120.0
 """``metrics.request_timeout_seconds`` of the benchmark's server, above the 10 s default so
 that a slow scrape is measured rather than cut (the default closes a connection whose
 answer takes longer: Prometheus would see the target down)."""
+REFERENCE_REPEATS = 3
 REPEATS = 5
 QUICK_REPEATS = 3
 CHANGED_SHARE = 0.1
@@ -132,6 +137,38 @@ class _PlainGauges(Collector):
             yield family
 
 
+class _SampleBySample(Collector):
+    """The scrape as it was built before its per-model families were written as text:
+    the same samples (:class:`~driftwatch.sinks.prometheus.families.Families`' own), added
+    one by one to prometheus_client's families, which ``generate_latest`` formats."""
+
+    def __init__(self, source: Callable[[], AgentSnapshot], settings: Settings) -> None:
+        self.source, self.settings = source, settings
+
+    def collect(self) -> Iterator[Metric]:
+        agent = self.source()
+        metrics = self.settings.metrics
+        families = Families(metrics.export_deprecated_metrics, metrics.per_model)
+        families.fill(replace(agent, monitors=()), None)
+        plain: dict[str, CounterMetricFamily | GaugeMetricFamily] = {}
+        for family in families.all():
+            if isinstance(family, RenderedFamily):
+                kind = CounterMetricFamily if family.type == "counter" else GaugeMetricFamily
+                plain[family.name] = kind(family.name, family.documentation,
+                                          labels=family.label_names)
+        aliases = {new: old for old, new in DEPRECATED_NAMES.items() if old in plain}
+        thresholds = self.settings.alerts.thresholds
+        for snap in agent.monitors:
+            samples = families._model_samples(snap, agent.last_processed.get(snap.model),
+                                              thresholds(snap.model))
+            for family, labels, value in families._level_samples(snap, list(samples)) \
+                    if families.level != "all" else samples:
+                plain[family.name].add_metric(list(labels), value)
+                if family.name in aliases:
+                    plain[aliases[family.name]].add_metric(list(labels), value)
+        return iter([plain.get(family.name, family) for family in families.all()])
+
+
 def _get(url: str, gzip_ok: bool) -> tuple[float, bytes]:
     request = urllib.request.Request(url)
     if gzip_ok:
@@ -146,12 +183,29 @@ def _median(times: list[float]) -> float:
     return statistics.median(times)
 
 
-def _timed(repeats: int, run: Callable[[], object]) -> float:
+def _cpu(repeats: int, run: Callable[[], object]) -> float:
+    """Median CPU seconds of ``run()``."""
     times = []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started = time.process_time()
         run()
-        times.append(time.perf_counter() - started)
+        times.append(time.process_time() - started)
+    return _median(times)
+
+
+def _collector_cpu(collector: Collector, fresh: list[AgentSnapshot], ours: bool) -> float:
+    """Median CPU seconds of one exposition of ``collector`` over each of ``fresh`` in turn
+    (each a fleet whose every model changed)."""
+    registry = CollectorRegistry(auto_describe=False)
+    current = [fresh[0]]
+    registry.register(collector)
+    collector.source = lambda: current[0]  # type: ignore[attr-defined]
+    times = []
+    for snapshot in fresh:
+        current[0] = snapshot
+        started = time.process_time()
+        encode(registry, generate_latest) if ours else generate_latest(registry)
+        times.append(time.process_time() - started)
     return _median(times)
 
 
@@ -168,7 +222,8 @@ def _registry(source: Callable[[], AgentSnapshot], settings: Settings) -> Collec
     """The registry ``driftwatch run`` builds (:mod:`driftwatch.agent.start`)."""
     registry = CollectorRegistry(auto_describe=True)
     registry.register(SnapshotCollector(source, settings.alerts.thresholds,
-                                        deprecated=settings.metrics.export_deprecated_metrics))
+                                        deprecated=settings.metrics.export_deprecated_metrics,
+                                        per_model=settings.metrics.per_model))
     registry.register(JoinCollector(lambda: source().join))
     ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
@@ -209,14 +264,22 @@ def scrape_row(level: str, snapshots: list[Snapshot], repeats: int) -> str:
             elapsed, zipped = _get(server.url, True)
             gzip_times.append(elapsed)
         assert gzip.decompress(zipped).startswith(b"# HELP")
-    reference = CollectorRegistry(auto_describe=False)
-    reference.register(_PlainGauges(samples, families))
-    reference_s = _timed(repeats, lambda: generate_latest(reference))
+    plain = CollectorRegistry(auto_describe=False)
+    plain.register(_PlainGauges(samples, families))
+    plain_cpu = _cpu(REFERENCE_REPEATS, lambda: generate_latest(plain))
+    # The collector alone, ours and the one before, each on fresh snapshots (all changed).
+    fresh = [agent_snapshot(changed(snapshots, 1.0), now) for _ in range(REFERENCE_REPEATS)]
+    ours_cpu = _collector_cpu(SnapshotCollector(
+        lambda: fresh[0], settings.alerts.thresholds,
+        deprecated=settings.metrics.export_deprecated_metrics,
+        per_model=settings.metrics.per_model), fresh, ours=True)
+    before_cpu = _collector_cpu(_SampleBySample(lambda: fresh[0], settings), fresh, ours=False)
     models = len(snapshots)
     return (f"| {level} | {len(body) / 1e6:.2f} | {len(zipped) / 1e6:.2f} | {samples} "
             f"| {samples / models:.1f} | {len(body) / models:.0f} | {first:.2f} ({first_cpu:.2f}) "
             f"| {all_changed:.2f} ({all_cpu:.2f}) | {some_changed:.2f} | {none_changed:.2f} "
-            f"| {_median(gzip_times):.2f} | {reference_s:.2f} | {all_changed / reference_s:.2f} |")
+            f"| {_median(gzip_times):.2f} | {plain_cpu:.2f} | {all_cpu / plain_cpu:.2f} "
+            f"| {ours_cpu:.2f} | {before_cpu:.2f} | {ours_cpu / before_cpu:.2f} |")
 
 
 def scrape_table(models: int, repeats: int) -> None:
@@ -228,8 +291,9 @@ def scrape_table(models: int, repeats: int) -> None:
           f"(CPU seconds of the agent's process in brackets)\n")
     print("| level | MB (text) | MB (gzip) | samples | samples per model | bytes per model "
           "| first scrape | all changed | 10 % changed | none changed | gzip GET "
-          "| reference | ratio (all changed / reference) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| plain gauges CPU | all changed / plain | collector CPU "
+          "| sample by sample CPU | collector / sample by sample |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for level in _levels(Settings()):
         print(scrape_row(level, snapshots, repeats))
         sys.stdout.flush()
