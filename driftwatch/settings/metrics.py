@@ -81,12 +81,12 @@ class MetricsSettings(_Section):
     per_model: Literal["all", "standard", "minimal"] = Field(
         default="all",
         description=(
-            "How many series each model exports (docs/metrics.md, Export levels): all; "
-            "standard (measures only those the model's watches watch, and AUC; about 35 "
-            "series a model at the defaults instead of 52); minimal (AUC and its standard "
-            "error, alarms, event counts, the last-processed time and the alert thresholds: "
-            "what the paging alerts read; about 17). For fleets too large for a "
-            "Prometheus' series budget."
+            "How many series each model exports (docs/fleet.md, Export levels): all (52 a "
+            "model at the defaults); standard (driftwatch_measure and _normalized only for "
+            "the measures the model's watches watch, and AUC: 31); minimal (events processed "
+            "and in the window, AUC and its standard error, alarms, the last-processed time "
+            "and the alert thresholds, what the paging alerts read: 20). For fleets too large "
+            "for a Prometheus' series budget."
         ),
     )
 
