@@ -50,6 +50,12 @@ Metrics (label sets in braces)::
     driftwatch_http_connections                                 gauge   open connections
     driftwatch_http_connections_closed_total{reason}            counter evicted|refused|timeout
 
+The per-model families are :class:`~driftwatch.sinks.prometheus.rendered.RenderedFamily`:
+their lines are written as text, once per model per snapshot (:meth:`Families.fill` returns
+them for the next scrape), because at 10 000 models a scrape holds half a million of them
+(docs/fleet.md). How many each model exports is the settings' ``metrics.per_model``
+(:class:`Families`, ``level``).
+
 The names 0.1.0 used for the thresholds, and ``driftwatch_start_time_seconds`` (which
 duplicated ``process_start_time_seconds``), are still exported until 0.3.0:
 :mod:`driftwatch.sinks.prometheus.deprecated`.
@@ -437,28 +443,23 @@ class Families:
                 by_name[name].parts.append(lines)
         self._add_all(
             ((self.rejected, (reason,), count) for reason, count in sorted(agent.rejected.items())),
-            None,
         )
         self._add_all(
             ((self.skipped, (reason,), count) for reason, count in sorted(agent.skipped.items())),
-            None,
         )
         ops = agent.operations
         group = ops.consumer_group
         self._add_all(
             ((self.lag, (topic, str(partition), group), lag)
              for (topic, partition), lag in sorted(agent.consumer_lag.items())),
-            None,
         )
         self._add_all(
             ((self.lag_seconds, (topic, str(partition), group), seconds)
              for (topic, partition), seconds in sorted(ops.lag_seconds.items())),
-            None,
         )
         self._add_all(
             ((self.offset_resets, (topic, str(partition), reason), count)
              for (topic, partition, reason), count in sorted(ops.offset_resets.items())),
-            None,
         )
         self.ready.add_metric([], 1.0 if agent.ready else 0.0)
         for reason in NOT_READY_REASONS:
@@ -484,7 +485,7 @@ class Families:
         self.build.add_metric([], {"version": __version__, "revision": revision()})
         return texts
 
-    def _add_all(self, samples: Iterable[_PlainSample], model: None) -> None:
+    def _add_all(self, samples: Iterable[_PlainSample]) -> None:
         """Add the agent-wide ``samples``; each one whose labels or value cannot be encoded
         is counted and left out."""
         built = list(samples)
