@@ -161,8 +161,8 @@ class _SampleBySample(Collector):
         for snap in agent.monitors:
             samples = families._model_samples(snap, agent.last_processed.get(snap.model),
                                               thresholds(snap.model))
-            for family, labels, value in families._level_samples(snap, list(samples)) \
-                    if families.level != "all" else samples:
+            for family, labels, value in families._level_samples(
+                    snap, list(samples), families.level) if families.level != "all" else samples:
                 plain[family.name].add_metric(list(labels), value)
                 if family.name in aliases:
                     plain[aliases[family.name]].add_metric(list(labels), value)

@@ -71,7 +71,8 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
     registry.register(SnapshotCollector(lambda: agent.snapshot,
                                         agent.settings.alerts.thresholds,
                                         deprecated=metrics.export_deprecated_metrics,
-                                        per_model=metrics.per_model))
+                                        per_model=metrics.per_model,
+                                        per_model_overrides=metrics.per_model_overrides))
     registry.register(JoinCollector(lambda: agent.snapshot.join))
     ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
     PlatformCollector(registry=registry)  # python_info

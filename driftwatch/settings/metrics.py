@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 from pydantic_core import InitErrorDetails
 
-from driftwatch.settings.common import _file_problem, _problem, _raise, _Section
+from driftwatch.settings.common import Name, _file_problem, _problem, _raise, _Section
 
 
 class MetricsSettings(_Section):
@@ -87,6 +87,13 @@ class MetricsSettings(_Section):
             "and in the window, AUC and its standard error, alarms, the last-processed time "
             "and the alert thresholds, what the paging alerts read: 20). For fleets too large "
             "for a Prometheus' series budget."
+        ),
+    )
+    per_model_overrides: dict[Name, Literal["all", "standard", "minimal"]] = Field(
+        default_factory=dict,
+        description=(
+            "Export level of single models by id, instead of per_model: e.g. all for the "
+            "few models you look into on a minimal fleet."
         ),
     )
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from prometheus_client.metrics_core import Metric
@@ -62,7 +62,8 @@ class SnapshotCollector(Collector):
     same labels as its measures.
 
     ``per_model``: how much each model exports, ``all``, ``standard`` or ``minimal`` (the
-    settings' ``metrics.per_model``; :class:`~driftwatch.sinks.prometheus.families.Families`).
+    settings' ``metrics.per_model``; :class:`~driftwatch.sinks.prometheus.families.Families`),
+    and ``per_model_overrides`` the level of single models by id.
 
     ``deprecated``: whether to export the names deprecated until 0.3.0 as well
     (:mod:`driftwatch.sinks.prometheus.deprecated`; the settings'
@@ -81,9 +82,11 @@ class SnapshotCollector(Collector):
 
     def __init__(self, source: Callable[[], AgentSnapshot],
                  thresholds: Callable[[str], AlertThresholds] | None = None,
-                 deprecated: bool = True, per_model: str = "all") -> None:
+                 deprecated: bool = True, per_model: str = "all",
+                 per_model_overrides: Mapping[str, str] | None = None) -> None:
         self.source = source
         self.per_model = per_model
+        self.per_model_overrides = dict(per_model_overrides or {})
         self.thresholds = thresholds
         self.deprecated = deprecated
         self._lock = threading.Lock()
@@ -92,7 +95,7 @@ class SnapshotCollector(Collector):
         self._rendered: dict[str, ModelText] = {}
 
     def collect(self) -> Iterator[Metric]:
-        families = Families(self.deprecated, self.per_model)
+        families = self._families()
         rendered = families.fill(self.source(), self.thresholds, self._rendered)
         with self._lock:  # scrapes run on concurrent server threads
             self._rendered = rendered
@@ -110,4 +113,7 @@ class SnapshotCollector(Collector):
         return iter(families.all())
 
     def describe(self) -> Iterator[Metric]:
-        return iter(Families(self.deprecated, self.per_model).all())
+        return iter(self._families().all())
+
+    def _families(self) -> Families:
+        return Families(self.deprecated, self.per_model, self.per_model_overrides)

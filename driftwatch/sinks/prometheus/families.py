@@ -174,9 +174,12 @@ class Families:
     are not exported at all.
     """
 
-    def __init__(self, deprecated: bool = True, level: str = "all") -> None:
-        if level not in LEVELS:
-            raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
+    def __init__(self, deprecated: bool = True, level: str = "all",
+                 overrides: Mapping[str, str] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+        for name in (level, *self.overrides.values()):
+            if name not in LEVELS:
+                raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {name!r}")
         self.deprecated = deprecated
         self.level = level
         self.processed = RenderedFamily(
@@ -414,7 +417,7 @@ class Families:
         ]
         if self.deprecated:
             families += [*self._aliases.values(), self.start_time]
-        if self.level == "minimal":
+        if {self.level, *self.overrides.values()} == {"minimal"}:
             families = [family for family in families if not isinstance(family, RenderedFamily)
                         or self._alias_of.get(family.name, family.name) in _MINIMAL]
         return families
@@ -508,8 +511,9 @@ class Families:
             built.extend(self._model_samples(snap, last_processed, alert))
         except Exception:  # the rest is unknown: at least one more
             return ModelText(snap, last_processed, alert, None, len(built) + 1)
-        if self.level != "all":
-            built = self._level_samples(snap, built)
+        level = self.overrides.get(snap.model, self.level)
+        if level != "all":
+            built = self._level_samples(snap, built, level)
         lines: dict[str, list[str]] = {}
         escaped, aliases = self._escaped, self._aliases
         try:
@@ -535,9 +539,10 @@ class Families:
         self.dropped_now += series
         self.dropped_models.append(model)
 
-    def _level_samples(self, snap: Snapshot, built: list[_Sample]) -> list[_Sample]:
-        """The samples of ``built`` that :attr:`level` exports (see the class docstring)."""
-        if self.level == "minimal":
+    def _level_samples(self, snap: Snapshot, built: list[_Sample], level: str
+                       ) -> list[_Sample]:
+        """The samples of ``built`` that ``level`` exports (see the class docstring)."""
+        if level == "minimal":
             return [sample for sample in built if sample[0].name in _MINIMAL and (
                 sample[0] is not self.measure or sample[1][1] == "auc")]
         watched = {measure for measure, _ in snap.detector_states}

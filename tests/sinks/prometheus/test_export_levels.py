@@ -3,6 +3,7 @@ model exports at each, scraped from the real endpoint of an agent run in-process
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -126,3 +127,24 @@ def test_standard_keeps_a_watched_window_measure_raw_and_normalized(tmp_path: Pa
     assert measured["driftwatch_measure"] == {"auc", "gmean"}
     assert measured["driftwatch_measure_normalized"] == {"gmean"}
     assert measured["driftwatch_measure_threshold"] == {"gmean"}
+
+
+def test_a_model_overrides_the_fleets_level(tmp_path: Path) -> None:
+    settings = Settings.model_validate({
+        "checkpoint": {"backend": "file", "directory": str(tmp_path)},
+        "metrics": {"host": "127.0.0.1", "port": 0, "per_model": "minimal",
+                    "per_model_overrides": {"m": "all"}}})
+    batch = _records()
+    batch += [dataclasses.replace(record, offset=len(batch) + i, value=record.value.replace(
+        b'"model": "m"', b'"model": "n"')) for i, record in enumerate(_records())]
+    families: dict[str, set[str]] = {"m": set(), "n": set()}
+    for family in text_string_to_metric_families(scrape_after(settings, batch)):
+        for sample in family.samples:
+            model = sample.labels.get("model")
+            if model in families:
+                families[model].add(
+                    sample.name if family.type != "counter" else f"{family.name}_total")
+    assert families["m"] == ALL | DEPRECATED
+    assert families["n"] == MINIMAL | DEPRECATED
+    with pytest.raises(ValidationError, match="per_model_overrides.m"):
+        Settings.model_validate({"metrics": {"per_model_overrides": {"m": "most"}}})
