@@ -146,5 +146,5 @@ def test_a_model_overrides_the_fleets_level(tmp_path: Path) -> None:
                     sample.name if family.type != "counter" else f"{family.name}_total")
     assert families["m"] == ALL | DEPRECATED
     assert families["n"] == MINIMAL | DEPRECATED
-    with pytest.raises(ValidationError, match="per_model_overrides.m"):
+    with pytest.raises(ValidationError, match=r"per_model_overrides\.m"):
         Settings.model_validate({"metrics": {"per_model_overrides": {"m": "most"}}})
