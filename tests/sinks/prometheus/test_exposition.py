@@ -10,10 +10,13 @@ import math
 from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from driftwatch.core.estimation.config import EstimationConfig
 from driftwatch.core.monitor import Monitor, MonitorConfig, Snapshot
@@ -21,7 +24,7 @@ from driftwatch.settings import AlertsSettings
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
 from driftwatch.sinks.prometheus.exposition import encode
 from driftwatch.sinks.prometheus.families import Families
-from driftwatch.sinks.prometheus.rendered import RenderedFamily
+from driftwatch.sinks.prometheus.rendered import RenderedFamily, format_value
 from driftwatch.sinks.snapshot import AgentSnapshot
 
 T0 = 1_700_000_000.0
@@ -145,3 +148,9 @@ def test_a_models_text_is_reused_only_while_its_snapshot_is_the_same() -> None:
         s.model: T0 + 100.0 for s in changed})
     fourth = Families().fill(moved, None, third)
     assert all(fourth[s.model] is not third[s.model] for s in changed)
+
+
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                 st.integers(-(2**70), 2**70)))
+def test_values_are_formatted_as_prometheus_client_formats_them(value: float) -> None:
+    assert format_value(value) == floatToGoString(value)
