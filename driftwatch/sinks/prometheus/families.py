@@ -519,9 +519,9 @@ class Families:
         try:
             for family, labels, value in built:
                 try:
-                    values = [escaped[label] for label in labels]
+                    values = tuple(map(escaped.__getitem__, labels))
                 except KeyError:  # a label value first seen in this scrape
-                    values = [self._escape(label) for label in labels]
+                    values = tuple(map(self._escape, labels))
                 name = family.name
                 found = lines.get(name)
                 if found is None:
