@@ -17,7 +17,7 @@ import sys
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "budget",
               "agent", "memory", "hostile", "replay", "checkpoint", "kills", "comparison",
               "score_drift", "state_topic", "handover", "join_memory", "estimate", "estimate_cost",
-              "brokers", "first_contact", "delayed_demo")
+              "brokers", "first_contact", "delayed_demo", "fleet")
 
 
 def _machine() -> str:
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
     parser.add_argument("--broker", choices=("tansu", "apache", "both"), default="both",
                         help="the broker(s) of the benchmarks that run one (kills, handover)")
+    parser.add_argument("--scrape", action="store_true",
+                        help="fleet: only its scrape part")
     args = parser.parse_args(argv)
     unknown = set(args.names) - set(BENCHMARKS)
     if unknown:
@@ -48,7 +50,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.names or BENCHMARKS:
         print(f"## {name}\n")
         run = importlib.import_module(f"benchmarks.{name}").main
-        if "broker" in inspect.signature(run).parameters:
+        if name == "fleet" and args.scrape:
+            run(quick=args.quick, parts=("scrape",))
+        elif "broker" in inspect.signature(run).parameters:
             run(quick=args.quick, broker=args.broker)
         else:
             run(quick=args.quick)

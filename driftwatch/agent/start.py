@@ -95,7 +95,9 @@ def start(settings: Settings, resources: ExitStack, *,
     registry = CollectorRegistry(auto_describe=True)
     registry.register(SnapshotCollector(lambda: publisher.snapshot,
                                         settings.alerts.thresholds,
-                                        deprecated=metrics.export_deprecated_metrics))
+                                        deprecated=metrics.export_deprecated_metrics,
+                                        per_model=metrics.per_model,
+                                        per_model_overrides=metrics.per_model_overrides))
     registry.register(JoinCollector(lambda: publisher.snapshot.join))
     ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
     PlatformCollector(registry=registry)  # python_info

@@ -111,7 +111,9 @@ class JoinSettings(_Section):
         default=100_000, ge=1, le=100_000_000,
         description=(
             "Predictions waiting for their label, per model; beyond it the oldest leaves "
-            "(counted as overflow). About 350 bytes each (measured, 12-character ids)."))
+            "(counted as overflow, alert DriftwatchJoinOverflow). About 350 bytes each, 640 "
+            "at a checkpoint save (measured, 12-character ids). The Helm chart sets 250, "
+            "which fits its default memory limit with 100 models (docs/fleet.md)."))
     max_age_seconds: float = Field(
         default=30 * 86_400.0, gt=0,
         description=(

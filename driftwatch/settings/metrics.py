@@ -4,12 +4,12 @@ broker outage."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, StringConstraints, model_validator
 from pydantic_core import InitErrorDetails
 
-from driftwatch.settings.common import _file_problem, _problem, _raise, _Section
+from driftwatch.settings.common import Name, _file_problem, _problem, _raise, _Section
 
 
 class MetricsSettings(_Section):
@@ -76,6 +76,24 @@ class MetricsSettings(_Section):
             "Also export the metric names deprecated in 0.2.0 (removed in 0.3.0; each one's "
             "HELP and docs/metrics.md name its replacement), copies of the new families' "
             "values. Set false once no rule or dashboard of yours reads them."
+        ),
+    )
+    per_model: Literal["all", "standard", "minimal"] = Field(
+        default="all",
+        description=(
+            "How many series each model exports (docs/fleet.md, Export levels): all (52 a "
+            "model at the defaults); standard (driftwatch_measure and _normalized only for "
+            "the measures the model's watches watch, and AUC: 31); minimal (events processed "
+            "and in the window, AUC and its standard error, alarms, the last-processed time "
+            "and the alert thresholds, what the paging alerts read: 20). For fleets too large "
+            "for a Prometheus' series budget."
+        ),
+    )
+    per_model_overrides: dict[Name, Literal["all", "standard", "minimal"]] = Field(
+        default_factory=dict,
+        description=(
+            "Export level of single models by id, instead of per_model: e.g. all for the "
+            "few models you look into on a minimal fleet."
         ),
     )
 

@@ -1126,8 +1126,8 @@ def notes(chart: Any, values: Mapping[str, Any]) -> str:
     return next(text for path, text in rendered.items() if path.endswith("NOTES.txt"))
 
 
-def join_memory_mib(models: int = 100, window: int = 1000, pending: int = 100_000,
-                    labels: int = 100_000, remember: int = 100_000,
+def join_memory_mib(models: int = 100, window: int = 1000, pending: int = 250,
+                    labels: int = 10_000, remember: int = 100_000,
                     signals_mib: float = 1.2) -> int:
     """The chart's formula (values.yaml, above resources; benchmarks/join_memory.py)."""
     return math.ceil(60 + 0.42 * window * models / 1024
@@ -1142,12 +1142,18 @@ JOINED = {"settings": {"kafka": {"bootstrap_servers": ["kafka:9092"],
 
 
 def test_install_notes_size_the_join_from_its_bounds(chart: Any) -> None:
-    # The defaults' bounds (100 models x 100 000 pending predictions) need ~6.2 GiB: far
-    # above the default limit, which the notes say, with the keys to change.
+    # The defaults' bounds (100 models x 250 pending predictions, 10 000 labels) fit the
+    # default limit (docs/fleet.md derives them): the total, no warning.
     text = notes(chart, JOINED)
     need = join_memory_mib()
-    assert 6300 < need < 6400
+    assert need == 255
     assert f"may need up to {need} MiB" in text
+    assert "WARNING" not in text
+    # Bounds beyond the limit: the notes say so, with the keys to change.
+    wide = copy.deepcopy(JOINED)
+    wide["settings"]["join"]["max_pending"] = 100_000
+    text = notes(chart, wide)
+    need = join_memory_mib(pending=100_000)
     assert "WARNING: the memory limit (256Mi) is below that" in text
     assert f"Raise resources.limits.memory to {need}Mi" in text
     # Bounds sized for the traffic, and a limit that covers them: the total, no warning.

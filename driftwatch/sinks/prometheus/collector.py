@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
-from driftwatch.sinks.prometheus.families import Families
+from driftwatch.sinks.prometheus.families import Families, ModelText
 from driftwatch.sinks.snapshot import AgentSnapshot
 
 if TYPE_CHECKING:
@@ -48,16 +48,22 @@ class SnapshotCollector(Collector):
     """A Prometheus collector that renders the latest :class:`AgentSnapshot` at each scrape.
 
     ``source`` is called once per scrape, on the HTTP server's thread: it must be cheap and
-    thread-safe, typically returning an attribute the agent's loop replaces. Every family is
-    built fresh from that one value (the only state kept between scrapes is the count of
-    dropped series), so the per-event cost is zero and the scrape cost is O(models ×
-    measures). If ``source`` raises, the scrape fails (HTTP 500, Prometheus sets ``up`` to 0)
-    rather than showing partial data; a model whose series cannot be encoded is left out and
-    counted instead (``driftwatch_scrape_dropped_series_total``, see the module docstring).
+    thread-safe, typically returning an attribute the agent's loop replaces. Every family is built
+    fresh from that one value (the only state kept between scrapes is the count of dropped series,
+    and each model's series as text, written again only for models whose snapshot changed:
+    :mod:`driftwatch.sinks.prometheus.rendered`), so the per-event cost is zero and the scrape cost
+    is O(models × measures) of joining text, plus the writing of the changed models' series. If
+    ``source`` raises, the scrape fails (HTTP 500, Prometheus sets ``up`` to 0) rather than showing
+    partial data; a model whose series cannot be encoded is left out and counted instead
+    (``driftwatch_scrape_dropped_series_total``, see the module docstring).
 
     ``thresholds``, when given, maps a model id to its alert thresholds (the settings'
     ``alerts.thresholds``); they are exported for every model the snapshot holds, with the
     same labels as its measures.
+
+    ``per_model``: how much each model exports, ``all``, ``standard`` or ``minimal`` (the
+    settings' ``metrics.per_model``; :class:`~driftwatch.sinks.prometheus.families.Families`),
+    and ``per_model_overrides`` the level of single models by id.
 
     ``deprecated``: whether to export the names deprecated until 0.3.0 as well
     (:mod:`driftwatch.sinks.prometheus.deprecated`; the settings'
@@ -76,18 +82,23 @@ class SnapshotCollector(Collector):
 
     def __init__(self, source: Callable[[], AgentSnapshot],
                  thresholds: Callable[[str], AlertThresholds] | None = None,
-                 deprecated: bool = True) -> None:
+                 deprecated: bool = True, per_model: str = "all",
+                 per_model_overrides: Mapping[str, str] | None = None) -> None:
         self.source = source
+        self.per_model = per_model
+        self.per_model_overrides = dict(per_model_overrides or {})
         self.thresholds = thresholds
         self.deprecated = deprecated
         self._lock = threading.Lock()
         self._dropped = 0
         self._logged_models: set[str] = set()
+        self._rendered: dict[str, ModelText] = {}
 
     def collect(self) -> Iterator[Metric]:
-        families = Families(self.deprecated)
-        families.fill(self.source(), self.thresholds)
+        families = self._families()
+        rendered = families.fill(self.source(), self.thresholds, self._rendered)
         with self._lock:  # scrapes run on concurrent server threads
+            self._rendered = rendered
             self._dropped += families.dropped_now
             dropped = self._dropped
             new = [m for m in families.dropped_models if m not in self._logged_models]
@@ -102,4 +113,7 @@ class SnapshotCollector(Collector):
         return iter(families.all())
 
     def describe(self) -> Iterator[Metric]:
-        return iter(Families(self.deprecated).all())
+        return iter(self._families().all())
+
+    def _families(self) -> Families:
+        return Families(self.deprecated, self.per_model, self.per_model_overrides)

@@ -18,9 +18,9 @@ deprecated (removed in 0.3.0)          use
 
 Until 0.3.0 the old names are still exported (unless ``metrics.export_deprecated_metrics`` is
 false), with a ``# HELP`` that starts "Deprecated: use <new> (removed in 0.3.0)", so that
-rules and dashboards written for 0.1.0 keep working while they move. :func:`aliases` copies
-the samples of a scrape's new families under the old names: the same values from the same
-snapshot, nothing computed twice.
+rules and dashboards written for 0.1.0 keep working while they move.
+:class:`~driftwatch.sinks.prometheus.families.Families` writes each sample of a new family
+under the old name too: the same values from the same snapshot, nothing computed twice.
 
 ``process_start_time_seconds`` comes from prometheus_client's process collector, which reads
 ``/proc``: on Linux (the agent's container image) it is exported; elsewhere (macOS, Windows)
@@ -31,12 +31,10 @@ keeps the agent's own clock reading until then.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
-from prometheus_client.metrics_core import GaugeMetricFamily, Metric
-
-__all__ = ["DEPRECATED_NAMES", "REMOVED_IN", "START_TIME", "aliases", "deprecated_help"]
+__all__ = ["DEPRECATED_NAMES", "REMOVED_IN", "START_TIME", "deprecated_help"]
 
 REMOVED_IN = "0.3.0"
 """The release that stops exporting the deprecated names."""
@@ -59,19 +57,3 @@ def deprecated_help(new: str, help_text: str) -> str:
     """The ``# HELP`` of a deprecated family: the replacement and the release it goes in
     first, so that a reader of ``/metrics`` or ``docs/metrics.md`` sees it at once."""
     return f"Deprecated: use {new} (removed in {REMOVED_IN}). {help_text}"
-
-
-def aliases(families: Iterable[Metric]) -> list[Metric]:
-    """A gauge under each deprecated name of :data:`DEPRECATED_NAMES` whose new family is in
-    ``families``, holding that family's samples (label values and values unchanged)."""
-    by_name = {family.name: family for family in families}
-    copies: list[Metric] = []
-    for old, new in DEPRECATED_NAMES.items():
-        family = by_name.get(new)
-        if family is None:
-            continue
-        copy = GaugeMetricFamily(old, deprecated_help(new, family.documentation),
-                                 labels=getattr(family, "_labelnames", None))
-        copy.samples = [sample._replace(name=old) for sample in family.samples]
-        copies.append(copy)
-    return copies

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from driftwatch.sinks.prometheus.rendered import RenderedFamily
 
 if TYPE_CHECKING:
     from driftwatch.core.estimation.watch import EstimateView
@@ -30,57 +30,62 @@ class EstimateFamilies:
     """The estimate's families of one scrape, created empty; :meth:`samples` gives a model's."""
 
     def __init__(self) -> None:
-        self.estimated = GaugeMetricFamily(
+        self.estimated = RenderedFamily(
             "driftwatch_measure_estimated",
             "A measure estimated from the scores of the window's predictions before their "
             "labels arrive (auc, false_negative_rate, false_positive_rate): what their labels "
             "are expected to realize if the calibration holds (docs/estimation.md). Absent "
             "while no calibration is in place.",
+            "gauge",
             labels=("model", "measure"),
         )
-        self.standard_error = GaugeMetricFamily(
+        self.standard_error = RenderedFamily(
             "driftwatch_measure_estimated_standard_error",
             "Standard error of the realized value around driftwatch_measure_estimated, "
             "given the scores (±1.96 of it covered 94-96 % of realized windows in the "
             "benchmark).",
+            "gauge",
             labels=("model", "measure"),
         )
-        self.trusted = GaugeMetricFamily(
+        self.trusted = RenderedFamily(
             "driftwatch_estimate_trusted",
             "1 while the estimate has a calibration its self-check has not rejected; 0 while "
             "fitting (first_n), and from a calibration_drift alarm until the refit on the "
             "next first_n labels.",
+            "gauge",
             labels=("model",),
         )
-        self.calibration_error = GaugeMetricFamily(
+        self.calibration_error = RenderedFamily(
             "driftwatch_estimate_calibration_error",
             "Calibration error of the scores the calibration was fitted on (the reference "
             "file, the first first_n labels, or a refit's): ece (ten equal-count bins), "
             "brier, and miscalibration (the Brier score's CORP part that recalibration "
             "removes). Absent for an assumed calibration or scores outside [0, 1].",
+            "gauge",
             labels=("model", "statistic"),
         )
-        self.check_z = GaugeMetricFamily(
+        self.check_z = RenderedFamily(
             "driftwatch_estimate_check_z",
             "The calibration-drift CUSUM's latest input: the AUC z-score of the latest "
             "self-check block (realized minus estimated, standardized; self-starting "
             "residual for fitted calibrations). Absent before the first.",
+            "gauge",
             labels=("model",),
         )
-        self.skipped = CounterMetricFamily(
+        self.skipped = RenderedFamily(
             "driftwatch_estimate_skipped",
             "Predictions left out of the estimate: their score has no probability under "
             "the calibration (outside [0, 1] with calibration assume).",
+            "counter",
             labels=("model",),
         )
 
-    def all(self) -> list[Metric]:
+    def all(self) -> list[RenderedFamily]:
         return [self.estimated, self.standard_error, self.trusted, self.calibration_error,
                 self.check_z, self.skipped]
 
     def samples(self, model: str, view: EstimateView
-                ) -> Iterator[tuple[GaugeMetricFamily | CounterMetricFamily, tuple[str, ...],
-                                    float]]:
+                ) -> Iterator[tuple[RenderedFamily, tuple[str, ...], float]]:
         """A model's samples; undefined values (NaN) are left out, as every undefined value
         of the exporter is."""
         for measure, estimate in sorted(view.estimates.items()):

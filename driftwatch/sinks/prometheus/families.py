@@ -50,6 +50,12 @@ Metrics (label sets in braces)::
     driftwatch_http_connections                                 gauge   open connections
     driftwatch_http_connections_closed_total{reason}            counter evicted|refused|timeout
 
+The per-model families are :class:`~driftwatch.sinks.prometheus.rendered.RenderedFamily`:
+their lines are written as text, once per model per snapshot (:meth:`Families.fill` returns
+them for the next scrape), because at 10 000 models a scrape holds half a million of them
+(docs/fleet.md). How many each model exports is the settings' ``metrics.per_model``
+(:class:`Families`, ``level``).
+
 The names 0.1.0 used for the thresholds, and ``driftwatch_start_time_seconds`` (which
 duplicated ``process_start_time_seconds``), are still exported until 0.3.0:
 :mod:`driftwatch.sinks.prometheus.deprecated`.
@@ -97,6 +103,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -109,8 +116,13 @@ from prometheus_client.metrics_core import (
 )
 
 from driftwatch.sinks.prometheus.budget_families import BudgetFamilies
-from driftwatch.sinks.prometheus.deprecated import START_TIME, aliases, deprecated_help
+from driftwatch.sinks.prometheus.deprecated import (
+    DEPRECATED_NAMES,
+    START_TIME,
+    deprecated_help,
+)
 from driftwatch.sinks.prometheus.estimate_families import EstimateFamilies
+from driftwatch.sinks.prometheus.rendered import RenderedFamily, escape_label_value
 from driftwatch.sinks.snapshot import NOT_READY_REASONS, AgentSnapshot
 from driftwatch.version import __version__, revision
 
@@ -120,7 +132,22 @@ if TYPE_CHECKING:
     from driftwatch.core.monitor import Snapshot
     from driftwatch.settings import AlertThresholds
 
-__all__ = ["DETECTOR_STATE_CODES", "Families"]
+__all__ = ["DETECTOR_STATE_CODES", "LEVELS", "Families", "ModelText"]
+
+LEVELS = ("all", "standard", "minimal")
+"""How much each model exports (the settings' ``metrics.per_model``): see :class:`Families`."""
+
+_MINIMAL = frozenset({
+    "driftwatch_events_processed", "driftwatch_measure", "driftwatch_auc_standard_error",
+    "driftwatch_window_events", "driftwatch_alarms", "driftwatch_last_processed_timestamp_seconds",
+    "driftwatch_auc_floor_threshold", "driftwatch_auc_max_drop_threshold",
+    "driftwatch_no_events_threshold_seconds", "driftwatch_batch_labels_enabled",
+})
+"""The per-model families of level ``minimal`` (``driftwatch_measure`` for AUC only; the
+deprecated names of its thresholds go with them)."""
+
+_BY_MEASURE = frozenset({"driftwatch_measure", "driftwatch_measure_normalized"})
+"""The families level ``standard`` restricts to the measures the model watches, and AUC."""
 
 DETECTOR_STATE_CODES: Mapping[str, int] = MappingProxyType({"stable": 0, "warning": 1, "drift": 2})
 """The value of ``driftwatch_detector_state`` for each detector state, ordered by severity."""
@@ -137,13 +164,28 @@ class Families:
 
     ``deprecated``: whether :meth:`all` includes the names deprecated until 0.3.0
     (:mod:`driftwatch.sinks.prometheus.deprecated`), copies of the new families' samples.
+
+    ``level``: how much each model exports (docs/metrics.md, Export levels). ``all``: every
+    series. ``standard``: ``driftwatch_measure`` and ``driftwatch_measure_normalized`` only
+    for the measures the model's watches watch (a detector or a floor), and AUC; every other
+    family whole. ``minimal``: events processed, the window's events by class, AUC and its
+    standard error, alarms, the last-processed time and the alert thresholds: what the
+    paging alerts (AUC floor and drop, drift, no events) read; the other per-model families
+    are not exported at all.
     """
 
-    def __init__(self, deprecated: bool = True) -> None:
+    def __init__(self, deprecated: bool = True, level: str = "all",
+                 overrides: Mapping[str, str] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+        for name in (level, *self.overrides.values()):
+            if name not in LEVELS:
+                raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {name!r}")
         self.deprecated = deprecated
-        self.processed = CounterMetricFamily(
+        self.level = level
+        self.processed = RenderedFamily(
             "driftwatch_events_processed_total",
             "Events taken into the model's monitor (kept across restarts by the checkpoint).",
+            "counter",
             labels=("model",),
         )
         self.rejected = CounterMetricFamily(
@@ -157,88 +199,102 @@ class Families:
             "the settings' events.only_models); not errors.",
             labels=("reason",),
         )
-        self.measure = GaugeMetricFamily(
+        self.measure = RenderedFamily(
             "driftwatch_measure",
             "Measure over the model's window, raw; absent while undefined "
             "(e.g. AUC without both classes).",
+            "gauge",
             labels=("model", "measure"),
         )
-        self.normalized = GaugeMetricFamily(
+        self.normalized = RenderedFamily(
             "driftwatch_measure_normalized",
             "Measure normalized for the window's class ratio: share of all confusion matrices "
             "at this P:N scoring at most the raw value; absent while undefined.",
+            "gauge",
             labels=("model", "measure"),
         )
-        self.threshold = GaugeMetricFamily(
+        self.threshold = RenderedFamily(
             "driftwatch_measure_threshold",
             "Raw threshold equivalent to the measure's normalized floor at the current class "
             "ratio; compare with driftwatch_measure.",
+            "gauge",
             labels=("model", "measure"),
         )
-        self.auc_standard_error = GaugeMetricFamily(
+        self.auc_standard_error = RenderedFamily(
             "driftwatch_auc_standard_error",
             "DeLong standard error of the window AUC at the window's P and N; "
             "driftwatch_measure{measure=\"auc\"} + 2 * this < floor means significantly "
             "below the floor. Absent while undefined.",
+            "gauge",
             labels=("model",),
         )
-        self.window = GaugeMetricFamily(
+        self.window = RenderedFamily(
             "driftwatch_window_events",
             "Events in the model's window, by true class.",
+            "gauge",
             labels=("model", "class"),
         )
-        self.detector_state = GaugeMetricFamily(
+        self.detector_state = RenderedFamily(
             "driftwatch_detector_state",
             "Detector state after its latest input: 0 stable, 1 warning, 2 drift "
             "(drift only with an alarm, until the detector's next input).",
+            "gauge",
             labels=("model", "measure", "detector"),
         )
-        self.alarms = CounterMetricFamily(
+        self.alarms = RenderedFamily(
             "driftwatch_alarms_total",
             "Alarms raised: detector warnings and drifts, and floor crossings "
             '(detector="threshold").',
+            "counter",
             labels=("model", "measure", "detector", "level"),
         )
         self.budget = BudgetFamilies()
         self.estimate = EstimateFamilies()
-        self.last_event = GaugeMetricFamily(
+        self.last_event = RenderedFamily(
             "driftwatch_last_event_timestamp_seconds",
             "Event time (ts) of the model's latest event that carried one, Unix seconds.",
+            "gauge",
             labels=("model",),
         )
-        self.last_alarm = GaugeMetricFamily(
+        self.last_alarm = RenderedFamily(
             "driftwatch_last_alarm_timestamp_seconds",
             "Event time (ts) of the event that raised the model's latest alarm, Unix seconds.",
+            "gauge",
             labels=("model",),
         )
-        self.last_processed = GaugeMetricFamily(
+        self.last_processed = RenderedFamily(
             "driftwatch_last_processed_timestamp_seconds",
             "Wall-clock time the agent last processed an event of the model (or started, for "
             "a model restored from the checkpoint and silent since), Unix seconds.",
+            "gauge",
             labels=("model",),
         )
-        self.auc_floor = GaugeMetricFamily(
+        self.auc_floor = RenderedFamily(
             "driftwatch_auc_floor_threshold",
             "Alert threshold from the settings (alerts): AUC below this fires the AUC floor "
             "alerts.",
+            "gauge",
             labels=("model",),
         )
-        self.auc_max_drop = GaugeMetricFamily(
+        self.auc_max_drop = RenderedFamily(
             "driftwatch_auc_max_drop_threshold",
             "Alert threshold from the settings (alerts): largest AUC drop below the model's "
             "6-hour average that is not an alert.",
+            "gauge",
             labels=("model",),
         )
-        self.no_events_seconds = GaugeMetricFamily(
+        self.no_events_seconds = RenderedFamily(
             "driftwatch_no_events_threshold_seconds",
             "Alert threshold from the settings (alerts): seconds without events before the "
             "no-events alert fires.",
+            "gauge",
             labels=("model",),
         )
-        self.batch_labels = GaugeMetricFamily(
+        self.batch_labels = RenderedFamily(
             "driftwatch_batch_labels_enabled",
             "1 when the settings (alerts) mark the model's labels as arriving in batches: "
             "no paging no-events alert for it.",
+            "gauge",
             labels=("model",),
         )
         self.lag = GaugeMetricFamily(
@@ -333,6 +389,19 @@ class Families:
         """Series left out of this scrape (the collector adds them to its running total)."""
         self.dropped_models: list[str] = []
         self._known_labels: set[str] = set()
+        self._escaped: dict[str, str] = {}
+        """Label values of this scrape's models, escaped, each once (they repeat: measure
+        and detector names)."""
+        self._aliases: dict[str, RenderedFamily] = {}
+        """Each family with a deprecated name, and its copy under that name."""
+        self._alias_of = {old: new for old, new in DEPRECATED_NAMES.items()}
+        if deprecated:
+            by_name = {family.name: family for family in self._per_model()}
+            for old, new in DEPRECATED_NAMES.items():
+                family = by_name[new]
+                self._aliases[new] = RenderedFamily(
+                    old, deprecated_help(new, family.documentation), family.type,
+                    labels=family.label_names)
 
     def all(self) -> list[Metric]:
         families: list[Metric] = [
@@ -347,39 +416,53 @@ class Families:
             self.skipped,
         ]
         if self.deprecated:
-            families += [*aliases(families), self.start_time]
+            families += [*self._aliases.values(), self.start_time]
+        if {self.level, *self.overrides.values()} == {"minimal"}:
+            families = [family for family in families if not isinstance(family, RenderedFamily)
+                        or self._alias_of.get(family.name, family.name) in _MINIMAL]
         return families
 
     def fill(self, agent: AgentSnapshot,
-             thresholds: Callable[[str], AlertThresholds] | None = None) -> None:
+             thresholds: Callable[[str], AlertThresholds] | None = None,
+             rendered: Mapping[str, ModelText] | None = None) -> dict[str, ModelText]:
+        """Add the samples of ``agent``; returns each model's text, to pass as ``rendered``
+        to the next scrape's :meth:`fill`: a model whose snapshot is the same object, with
+        the same last-processed time and thresholds, is not written again."""
+        texts: dict[str, ModelText] = {}
+        previous = rendered if rendered is not None else {}
+        by_name = {family.name: family for family in self._per_model()}
         for snap in agent.monitors:
             alert = thresholds(snap.model) if thresholds is not None else None
-            samples = self._model_samples(snap, agent.last_processed.get(snap.model), alert)
-            self._add_all(samples, snap.model)
+            last = agent.last_processed.get(snap.model)
+            text = previous.get(snap.model)
+            if text is None or text.snapshot is not snap or text.last_processed != last or \
+                    text.alert != alert:
+                text = self._render(snap, last, alert)
+            texts[snap.model] = text
+            if text.lines is None:
+                self._drop_model(snap.model, text.series)
+                continue
+            for name, lines in text.lines.items():
+                by_name[name].parts.append(lines)
         self._add_all(
             ((self.rejected, (reason,), count) for reason, count in sorted(agent.rejected.items())),
-            None,
         )
         self._add_all(
             ((self.skipped, (reason,), count) for reason, count in sorted(agent.skipped.items())),
-            None,
         )
         ops = agent.operations
         group = ops.consumer_group
         self._add_all(
             ((self.lag, (topic, str(partition), group), lag)
              for (topic, partition), lag in sorted(agent.consumer_lag.items())),
-            None,
         )
         self._add_all(
             ((self.lag_seconds, (topic, str(partition), group), seconds)
              for (topic, partition), seconds in sorted(ops.lag_seconds.items())),
-            None,
         )
         self._add_all(
             ((self.offset_resets, (topic, str(partition), reason), count)
              for (topic, partition, reason), count in sorted(ops.offset_resets.items())),
-            None,
         )
         self.ready.add_metric([], 1.0 if agent.ready else 0.0)
         for reason in NOT_READY_REASONS:
@@ -403,30 +486,80 @@ class Families:
         if self.deprecated:
             self.start_time.add_metric([], agent.started_time)
         self.build.add_metric([], {"version": __version__, "revision": revision()})
+        return texts
 
-    def _add_all(self, samples: Iterable[_Sample], model: str | None) -> None:
-        """Add ``samples``: each one whose labels or value cannot be encoded is counted and
-        left out, and when ``model`` is given, one bad sample (or an error while building
-        them) leaves out all of that model's series: a model is shown whole or not at all."""
-        built: list[_Sample] = []
-        try:
-            built.extend(samples)
-        except Exception:
-            if model is None:
-                raise
-            self._drop_model(model, len(built) + 1)  # the rest is unknown: at least one more
-            return
+    def _add_all(self, samples: Iterable[_PlainSample]) -> None:
+        """Add the agent-wide ``samples``; each one whose labels or value cannot be encoded
+        is counted and left out."""
+        built = list(samples)
         good = [sample for sample in built if _encodable(sample, self._known_labels)]
-        if len(good) < len(built) and model is not None:
-            self._drop_model(model, len(built))
-            return
         self.dropped_now += len(built) - len(good)
         for family, labels, value in good:
             family.add_metric(list(labels), value)
 
+    def _per_model(self) -> list[RenderedFamily]:
+        """The families with a model label: written as text (:meth:`_render`)."""
+        return [family for family in self.all() if isinstance(family, RenderedFamily)]
+
+    def _render(self, snap: Snapshot, last_processed: float | None,
+                alert: AlertThresholds | None) -> ModelText:
+        """The lines of every series of one model, by family name; or, when one of its
+        samples cannot be encoded or building them raises, none (``lines`` None) and how
+        many series are left out: a model is shown whole or not at all."""
+        built: list[_Sample] = []
+        try:
+            built.extend(self._model_samples(snap, last_processed, alert))
+        except Exception:  # the rest is unknown: at least one more
+            return ModelText(snap, last_processed, alert, None, len(built) + 1)
+        level = self.overrides.get(snap.model, self.level)
+        if level != "all":
+            built = self._level_samples(snap, built, level)
+        lines: dict[str, list[str]] = {}
+        escaped, aliases = self._escaped, self._aliases
+        try:
+            for family, labels, value in built:
+                try:
+                    values = tuple(map(escaped.__getitem__, labels))
+                except KeyError:  # a label value first seen in this scrape
+                    values = tuple(map(self._escape, labels))
+                name = family.name
+                found = lines.get(name)
+                if found is None:
+                    found = lines[name] = []
+                found.append(family.format.line(values, value))
+                if name in aliases:
+                    alias = aliases[name]
+                    lines.setdefault(alias.name, []).append(alias.format.line(values, value))
+        except (TypeError, ValueError, UnicodeEncodeError):
+            return ModelText(snap, last_processed, alert, None, len(built))
+        return ModelText(snap, last_processed, alert,
+                         {name: "".join(text) for name, text in lines.items()}, len(built))
+
     def _drop_model(self, model: str, series: int) -> None:
         self.dropped_now += series
         self.dropped_models.append(model)
+
+    def _level_samples(self, snap: Snapshot, built: list[_Sample], level: str
+                       ) -> list[_Sample]:
+        """The samples of ``built`` that ``level`` exports (see the class docstring)."""
+        if level == "minimal":
+            return [sample for sample in built if sample[0].name in _MINIMAL and (
+                sample[0] is not self.measure or sample[1][1] == "auc")]
+        watched = {measure for measure, _ in snap.detector_states}
+        watched.update(snap.thresholds, ("auc",))
+        return [sample for sample in built
+                if sample[0].name not in _BY_MEASURE or sample[1][1] in watched]
+
+    def _escape(self, label: str) -> str:
+        """``label`` escaped for the exposition, remembered for this scrape; raises when
+        it is not a string encodable as UTF-8 (a lone surrogate is not)."""
+        text = self._escaped.get(label)
+        if text is None:
+            if type(label) is not str:
+                raise TypeError(f"label value {label!r} is not a string")
+            label.encode("utf-8")
+            text = self._escaped[label] = escape_label_value(label)
+        return text
 
     def _monitor_samples(self, snap: Snapshot) -> Iterator[_Sample]:
         model = snap.model
@@ -473,11 +606,28 @@ def _bound(bound: float) -> str:
     return "+Inf" if bound == math.inf else repr(bound)
 
 
-_Sample = tuple[CounterMetricFamily | GaugeMetricFamily, tuple[str, ...], float]
-"""One sample before it is added: its family, label values and value."""
+_Sample = tuple[RenderedFamily, tuple[str, ...], float]
+"""One sample of a model before it is written: its family, label values and value."""
+
+_PlainSample = tuple[CounterMetricFamily | GaugeMetricFamily, tuple[str, ...], float]
+"""One agent-wide sample before it is added: its family, label values and value."""
 
 
-def _encodable(sample: _Sample, known: set[str]) -> bool:
+@dataclass(frozen=True, slots=True)
+class ModelText:
+    """One model's series as written for a scrape, and what they were written from.
+
+    ``lines``: the lines of each family (by name), None when the model is left out;
+    ``series``: how many series it has (left out, when ``lines`` is None)."""
+
+    snapshot: Snapshot
+    last_processed: float | None
+    alert: AlertThresholds | None
+    lines: Mapping[str, str] | None
+    series: int
+
+
+def _encodable(sample: _PlainSample, known: set[str]) -> bool:
     """Whether the exposition can write ``sample``: label values that are strings encodable
     as UTF-8 (a lone surrogate is not) and a value that is a real number. ``known`` holds
     label values already found encodable in this scrape (they repeat: measure and detector
@@ -502,7 +652,7 @@ def _encodable(sample: _Sample, known: set[str]) -> bool:
     return True
 
 
-def _defined(family: GaugeMetricFamily, model: str, values: Mapping[str, float]
+def _defined(family: RenderedFamily, model: str, values: Mapping[str, float]
              ) -> Iterator[_Sample]:
     for measure, value in sorted(values.items()):
         if value == value:  # NaN is the only value unequal to itself: undefined, omitted

@@ -44,8 +44,10 @@ from driftwatch.sinks.prometheus.connections import (
     _Server,
     _Stats,
 )
+from driftwatch.sinks.prometheus.exposition import encode
 
 __all__ = [
+    "GZIP_LEVEL",
     "MAX_CONNECTIONS",
     "POLL_INTERVAL",
     "REQUEST_TIMEOUT",
@@ -58,6 +60,11 @@ logger = logging.getLogger(__name__)
 
 
 _TEXT = (("Content-Type", "text/plain; charset=utf-8"),)
+
+GZIP_LEVEL = 1
+"""zlib's fastest level for ``/metrics`` (Prometheus asks for gzip on every scrape): at
+10 000 models the 40 MB body compresses to 4.3 MB in 0.16 s of CPU, against 3.3 MB in
+1.5 s at Python's default level 9 (``python -m benchmarks fleet --scrape``)."""
 
 _LANDING_PAGE = b"""<!DOCTYPE html>
 <html lang="en">
@@ -144,7 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
         if names:
             target = cast(Collector, app.registry.restricted_registry(names))
         try:
-            body = encoder(target)
+            body = encode(target, encoder)
         except Exception:
             # Log the first failure of a run of failures with its traceback, then stay quiet
             # until a scrape succeeds again: Prometheus retries every scrape interval.
@@ -158,7 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
             logger.info("collecting metrics works again")
         headers = [("Content-Type", content_type)]
         if gzip_accepted(self.headers.get("Accept-Encoding", "")):
-            body = gzip.compress(body)
+            body = gzip.compress(body, compresslevel=GZIP_LEVEL)
             headers.append(("Content-Encoding", "gzip"))
         self._reply(200, body, headers)
 
