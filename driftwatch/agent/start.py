@@ -2,7 +2,8 @@
 
 :func:`start` restores the checkpoint and then opens, each into the agent's exit stack (which
 closes them in reverse order), the state topic's producer, the dead-letter and alarm
-producers, the ``/metrics`` registry and HTTP server, and the source. The source asks
+producers, the sinks the ``exporters`` settings enable with the metrics endpoint
+(:func:`~driftwatch.sinks.build.start_sinks`), and the source. The source asks
 :func:`resume_offsets` where each newly assigned partition resumes: at the checkpoint's
 offset, never at the group's commit, whose monitor state would be lost.
 
@@ -18,8 +19,6 @@ import logging
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
-
 from driftwatch.agent.saved_state import restore_partitions
 from driftwatch.kafka.first_contact import FirstContact, TopicUse
 from driftwatch.kafka.handshake import Handshake
@@ -28,10 +27,8 @@ from driftwatch.kafka.producers import AlarmPublisher, DeadLetter, producer_conf
 from driftwatch.kafka.source import KafkaSource, Record
 from driftwatch.pipeline import Source
 from driftwatch.sinks.alarms import AlarmLog
-from driftwatch.sinks.prometheus.collector import SnapshotCollector
-from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
-from driftwatch.sinks.prometheus.join_collector import JoinCollector
-from driftwatch.sinks.prometheus.server import MetricsServer
+from driftwatch.sinks.build import start_sinks
+from driftwatch.sinks.sink import Published
 from driftwatch.state.topic import StateSaveError, StateTopicStore
 
 if TYPE_CHECKING:
@@ -47,9 +44,9 @@ contact's own connections would not take."""
 
 
 def start(agent: Agent, resources: ExitStack) -> Source[Record]:
-    """Restore the checkpoint, then start the state store, the producers, the metrics
-    server and the source, each entered into ``resources`` (which closes them in reverse
-    order: the source first, without committing); returns the started source."""
+    """Restore the checkpoint, then start the state store, the producers, the sinks with
+    the metrics endpoint, and the source, each entered into ``resources`` (which closes them
+    in reverse order: the source first, without committing); returns the started source."""
     agent.restore()
     store = agent.checkpointer.store
     if isinstance(store, StateTopicStore):  # closed after the source, whose revoke saves
@@ -66,33 +63,14 @@ def start(agent: Agent, resources: ExitStack) -> Source[Record]:
         publisher = agent.alarm_publisher = resources.enter_context(
             AlarmPublisher(producer_options, kafka.alarms_topic))
         agent.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), publisher.publish)
-    metrics = agent.settings.metrics
-    registry = CollectorRegistry(auto_describe=True)
-    registry.register(SnapshotCollector(lambda: agent.snapshot,
-                                        agent.settings.alerts.thresholds,
-                                        deprecated=metrics.export_deprecated_metrics))
-    registry.register(JoinCollector(lambda: agent.snapshot.join))
-    ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
-    PlatformCollector(registry=registry)  # python_info
-    if agent.comparisons:
-        registry.register(ComparisonCollector(lambda: agent._comparison_snapshots))
     source = agent.source = agent._source_factory(agent._on_assigned) \
         if agent._source_factory is not None else kafka_source(agent)
-    basic_auth = None
-    if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
-        basic_auth = (metrics.basic_auth_username,
-                      metrics.basic_auth_password.get_secret_value())
-    tls = (metrics.tls_certfile, metrics.tls_keyfile) if metrics.tls_certfile and \
-        metrics.tls_keyfile else None
-    agent.metrics_server = MetricsServer(registry, metrics.host, metrics.port,
-                                         ready=lambda: agent.ready,
-                                         not_ready_reasons=lambda: (
-                                             agent.snapshot.operations.not_ready_text()),
-                                         basic_auth=basic_auth, tls=tls,
-                                         max_connections=metrics.max_connections,
-                                         request_timeout=metrics.request_timeout_seconds)
-    resources.enter_context(agent.metrics_server)
-    log.info("metrics at %s", agent.metrics_server.url)
+    agent.metrics_server = start_sinks(Published(
+        snapshot=lambda: agent.snapshot,
+        comparisons=(lambda: agent._comparison_snapshots) if agent.comparisons else None,
+        ready=lambda: agent.ready,
+        not_ready_reasons=lambda: agent.snapshot.operations.not_ready_text(),
+    ), agent.settings, resources)
     return resources.enter_context(source)
 
 
