@@ -36,6 +36,11 @@ def start_sinks(published: Published, settings: Settings, resources: ExitStack
         sinks.append(PrometheusSink(registry, measure_collectors(
             published, settings.alerts.thresholds,
             deprecated=settings.metrics.export_deprecated_metrics)))
+    if exporters.otlp.enabled:
+        # Imported here: the otlp extra may be missing when the exporter is off.
+        from driftwatch.sinks.otlp.sink import OtlpSink
+
+        sinks.append(OtlpSink(published, exporters.otlp, settings.alerts.thresholds))
     for sink in sinks:
         sink.start()
         resources.callback(sink.close)
