@@ -129,6 +129,12 @@ def normalized(scraped: Samples) -> Samples:
             value for (name, labels), value in scraped.items()}
 
 
+def differences(sent: Samples, shown: Samples) -> dict[Any, tuple[float, float]]:
+    """The series of ``sent`` whose value is not ``shown``'s (NaN equal to NaN)."""
+    return {key: (sent[key], shown[key]) for key in sent
+            if sent[key] != shown[key] and not (math.isnan(sent[key]) and math.isnan(shown[key]))}
+
+
 def _attributes(attributes: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((item.key, item.value.string_value) for item in attributes))
 
