@@ -44,6 +44,8 @@ def start_sinks(published: Published, settings: Settings, resources: ExitStack
     for sink in sinks:
         sink.start()
         resources.callback(sink.close)
+    log.info("sinks: %s", ", ".join(sink.name for sink in sinks) or "none (/metrics shows "
+             "only the endpoint's own series)")
     server = resources.enter_context(metrics_server(registry, published, settings))
     log.info("metrics at %s", server.url)
     return server
