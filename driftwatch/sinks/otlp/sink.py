@@ -6,10 +6,11 @@ the agent stops, so its last values are not lost with it (a push
 Each export collects the same collectors as ``/metrics`` (:func:`~driftwatch.sinks.prometheus.
 measures.measure_collectors`, without the names deprecated in 0.2.0: OTLP has no reader of
 them), translates them (:mod:`~driftwatch.sinks.otlp.translate`) and POSTs them as protobuf
-with the OpenTelemetry SDK's OTLP/HTTP exporter, which retries a transient failure within
-``timeout_seconds``. An export that still fails is logged (the first of a run of failures as a
-warning, the recovery at info) and its values are dropped: the next export carries the
-values of its own time, cumulative counters included, so only resolution is lost.
+(gzipped unless ``compression: none``) with the OpenTelemetry SDK's OTLP/HTTP exporter,
+which retries a transient failure within ``timeout_seconds``. An export that still fails is
+logged (the first of a run of failures as a warning, the recovery at info) and its values
+are dropped: the next export carries the values of its own time, cumulative counters
+included, so only resolution is lost.
 
 The resource names the agent: ``service.name`` ``driftwatch``, ``service.version``, and
 ``service.instance.id`` the host name (the pod's name in Kubernetes), plus whatever
@@ -25,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
 from opentelemetry.sdk.resources import Resource
@@ -62,7 +64,9 @@ class OtlpSink:
         self._exporter: MetricExporter = OTLPMetricExporter(
             endpoint=settings.endpoint,
             headers={name: value.get_secret_value() for name, value in settings.headers.items()},
-            timeout=settings.timeout_seconds)
+            timeout=settings.timeout_seconds,
+            compression=Compression.Gzip if settings.compression == "gzip" else
+            Compression.NoCompression)
         self._resource = Resource.create({
             "service.name": "driftwatch",
             "service.version": __version__,

@@ -35,12 +35,14 @@ class Receiver:
         self.status = status
         self.requests: list[ExportMetricsServiceRequest] = []
         self.headers: list[HTTPMessage] = []  # each request's, names case-insensitive
+        self.sizes: list[int] = []  # each request's body, as it came (compressed or not)
         self.arrived = threading.Condition()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                size = len(body)
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 if self.path != "/v1/metrics" or \
@@ -51,6 +53,7 @@ class Receiver:
                 with receiver.arrived:
                     receiver.requests.append(request)
                     receiver.headers.append(self.headers)
+                    receiver.sizes.append(size)
                     receiver.arrived.notify_all()
                 answer = ExportMetricsServiceResponse().SerializeToString()
                 self.send_response(receiver.status)

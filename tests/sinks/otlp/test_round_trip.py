@@ -67,6 +67,8 @@ def test_otlp_export_equals_the_scrape(tmp_path: Path, kind: str) -> None:
         receiver.wait_for(1)
     assert len(receiver.requests) == 1  # the interval is an hour: only the one at shutdown
     assert receiver.headers[0]["X-Api-Key"] == "k1"
+    assert receiver.headers[0]["Content-Encoding"] == "gzip"  # exporters.otlp.compression
+    assert receiver.sizes[0] * 2 < receiver.requests[0].ByteSize()
     resource = resource_attributes(receiver.requests[0])
     assert resource["service.name"] == "driftwatch"
     assert resource["service.version"] == __version__

@@ -46,7 +46,7 @@ def sink_for(url: str, events: list[int], interval: float = 3600, timeout: float
     from driftwatch.sinks.otlp.sink import OtlpSink
 
     settings = OtlpExporterSettings(enabled=True, endpoint=url, interval_seconds=interval,
-                                    timeout_seconds=timeout)
+                                    timeout_seconds=timeout, compression="none")
     return OtlpSink(published(events), settings, thresholds=None)
 
 
@@ -67,6 +67,8 @@ def test_exports_every_interval_and_once_more_at_close() -> None:
         received = len(receiver.requests)
         sink.close()  # idempotent: nothing more is sent
         assert len(receiver.requests) == received
+    assert receiver.headers[0]["Content-Encoding"] is None  # compression: none
+    assert receiver.sizes[0] == receiver.requests[0].ByteSize()
     assert [events_sent(r) for r in receiver.requests[:2]] == [100, 100]
     assert events_sent(receiver.requests[-1]) == 250  # the last values, sent at close
 
