@@ -10,6 +10,9 @@
 #   docker run --rm -p 9108:9108 -v "$PWD/driftwatch.yaml:/etc/driftwatch/driftwatch.yaml:ro" \
 #     "$REGISTRY/driftwatch-agent:0.2.0"
 #
+# Optional parts of the package come with --build-arg EXTRAS=otlp (the OpenTelemetry
+# exporter, exporters.otlp; docs/exporters.md); none by default.
+#
 # The tag is the package version (pyproject.toml), which is the chart's appVersion. The
 # Python is 3.11 by default, the one CI runs the whole suite on (the agent against real
 # brokers included); --build-arg PYTHON_VERSION=3.12 or 3.13 builds on those, which CI tests
@@ -26,8 +29,9 @@ COPY driftwatch ./driftwatch
 # The source revision driftwatch_build_info reports (driftwatch/version.py); the build
 # context holds no .git, so it comes as an argument ("unknown" when not given).
 ARG REVISION=
+ARG EXTRAS=
 RUN if [ -n "$REVISION" ]; then printf '%s\n' "$REVISION" > driftwatch/REVISION; fi \
- && pip wheel --wheel-dir /wheels .
+ && pip wheel --wheel-dir /wheels ".${EXTRAS:+[$EXTRAS]}"
 
 # -- run ------------------------------------------------------------------------------------
 FROM python:${PYTHON_VERSION}-slim
@@ -53,8 +57,9 @@ RUN groupadd --system --gid 10001 driftwatch \
  && install -d -m 0755 /etc/driftwatch
 
 # Only the wheels built above, no index: the image holds exactly what was built.
+ARG EXTRAS=
 RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
-    pip install --no-index --find-links=/wheels driftwatch-agent
+    pip install --no-index --find-links=/wheels "driftwatch-agent${EXTRAS:+[$EXTRAS]}"
 
 USER 10001:10001
 WORKDIR /var/lib/driftwatch

@@ -176,6 +176,7 @@ def test_schema_is_json_with_a_description_for_every_field(
         "alerts",
         "limits",
         "metrics",
+        "exporters",
         "checkpoint",
         "readiness",
         "logging",

@@ -1,8 +1,9 @@
 """How the agent starts: what it opens, in which order.
 
 :func:`start` opens, each into the agent's exit stack (which closes them in reverse order),
-the state topic's producer, the dead-letter and alarm producers, the ``/metrics`` registry
-and HTTP server, and builds the source, which the agent enters last. The source asks the
+the state topic's producer, the dead-letter and alarm producers, the sinks the ``exporters``
+settings enable with the metrics endpoint (:func:`~driftwatch.sinks.build.start_sinks`), and
+builds the source, which the agent enters last. The source asks the
 agent where each newly assigned partition resumes
 (:meth:`~driftwatch.agent.positions.Positions.resume`): at the checkpoint's offset, never at
 the group's commit, whose monitor state would be lost.
@@ -20,8 +21,6 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
-
 from driftwatch.agent.publish import SnapshotPublisher
 from driftwatch.kafka.first_contact import FirstContact, TopicUse
 from driftwatch.kafka.handshake import Handshake
@@ -31,10 +30,9 @@ from driftwatch.kafka.source import KafkaSource, Record
 from driftwatch.pipeline import DeadLetterSink
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
-from driftwatch.sinks.prometheus.collector import SnapshotCollector
-from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
-from driftwatch.sinks.prometheus.join_collector import JoinCollector
+from driftwatch.sinks.build import start_sinks
 from driftwatch.sinks.prometheus.server import MetricsServer
+from driftwatch.sinks.sink import Published
 from driftwatch.sources import Source, SourceContext
 from driftwatch.sources.registry import open_source
 from driftwatch.state.checkpoint import CheckpointStore
@@ -70,7 +68,7 @@ def start(settings: Settings, resources: ExitStack, *,
           comparisons: bool, on_assigned: OnAssigned, on_revoked: OnRevoked | None,
           source: SourceFactory | None = None, dead_letter: DeadLetterSink | None = None
           ) -> Opened:
-    """Start the state store, the producers and the metrics server, each entered into
+    """Start the state store, the producers, the sinks and the metrics endpoint, each entered into
     ``resources`` (which closes them in reverse order), and build the source.
 
     ``publisher`` holds the snapshot ``/metrics`` and ``/readyz`` show (``comparisons``: its
@@ -91,37 +89,16 @@ def start(settings: Settings, resources: ExitStack, *,
         alarm_publisher = resources.enter_context(
             AlarmPublisher(producer_options, kafka.alarms_topic))
         alarms = AlarmLog(logging.getLogger("driftwatch.alarms"), alarm_publisher.publish)
-    metrics = settings.metrics
-    registry = CollectorRegistry(auto_describe=True)
-    registry.register(SnapshotCollector(lambda: publisher.snapshot,
-                                        settings.alerts.thresholds,
-                                        deprecated=metrics.export_deprecated_metrics,
-                                        per_model=metrics.per_model,
-                                        per_model_overrides=metrics.per_model_overrides))
-    registry.register(JoinCollector(lambda: publisher.snapshot.join))
-    ProcessCollector(registry=registry)  # process_* (CPU, memory, descriptors): Linux
-    PlatformCollector(registry=registry)  # python_info
-    if comparisons:
-        registry.register(ComparisonCollector(lambda: publisher.comparisons))
     built = source(on_assigned) if source is not None else open_source(
         settings.source.kind, settings.source.options,
         SourceContext(on_assigned, lambda: kafka_source(settings, store, on_assigned,
                                                         on_revoked)))
-    basic_auth = None
-    if metrics.basic_auth_username is not None and metrics.basic_auth_password is not None:
-        basic_auth = (metrics.basic_auth_username,
-                      metrics.basic_auth_password.get_secret_value())
-    tls = (metrics.tls_certfile, metrics.tls_keyfile) if metrics.tls_certfile and \
-        metrics.tls_keyfile else None
-    metrics_server = MetricsServer(registry, metrics.host, metrics.port,
-                                   ready=lambda: publisher.snapshot.ready,
-                                   not_ready_reasons=lambda: (
-                                       publisher.snapshot.operations.not_ready_text()),
-                                   basic_auth=basic_auth, tls=tls,
-                                   max_connections=metrics.max_connections,
-                                   request_timeout=metrics.request_timeout_seconds)
-    resources.enter_context(metrics_server)
-    log.info("metrics at %s", metrics_server.url)
+    metrics_server = start_sinks(Published(
+        snapshot=lambda: publisher.snapshot,
+        comparisons=(lambda: publisher.comparisons) if comparisons else None,
+        ready=lambda: publisher.snapshot.ready,
+        not_ready_reasons=lambda: publisher.snapshot.operations.not_ready_text(),
+    ), settings, resources)
     return Opened(built, dead_letter, alarm_publisher, alarms, metrics_server)
 
 

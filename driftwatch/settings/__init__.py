@@ -4,7 +4,7 @@ The model is the single source of truth for every option: its default, its bound
 description (which ``driftwatch config schema`` exports as a JSON Schema for editors), and
 the check that produces a clear message naming the bad key. One model per area (``kafka``,
 ``events``, ``monitoring``, ``alerts``, ``limits``, ``metrics``, ``checkpoint``,
-``readiness``, ``logging``) is composed into the root :class:`Settings`.
+``readiness``, ``exporters``, ``logging``) is composed into the root :class:`Settings`.
 
 Where values come from, highest rank first:
 
@@ -22,9 +22,9 @@ failure into lines ``path.to.key (ENV_NAME): message``.
 
 One module per area (``kafka`` with ``kafka_options``, ``events``, ``detectors`` and
 ``monitoring``, ``alerts``, ``comparisons``, ``join``, ``limits``, ``metrics`` with
-``readiness``, ``checkpoint``, ``logs``), the root model in ``root``, reading and reporting
-in ``loading``, and what they share in ``common``. Import from here: the names below are the
-package's interface.
+``readiness``, ``exporters``, ``checkpoint``, ``logs``), the root model in ``root``, reading
+and reporting in ``loading``, and what they share in ``common``. Import from here: the names
+below are the package's interface.
 
 The rules of the core's own configuration (a monitor's watches and detectors, the join's
 bounds, the label-free signals) live in the core: it raises
@@ -82,6 +82,8 @@ Example file (every key is optional)::
       max_models: 20
     metrics:
       port: 9108
+    exporters:                # Prometheus on /metrics by default; OTLP needs the otlp extra
+      otlp: {enabled: true, endpoint: "http://otel-collector:4318/v1/metrics"}
     checkpoint:
       directory: /var/lib/driftwatch
     logging:
@@ -100,6 +102,11 @@ from driftwatch.settings.common import CONFIG_ENV, ENV_NESTED_DELIMITER, ENV_PRE
 from driftwatch.settings.comparisons import ComparisonSettings
 from driftwatch.settings.detectors import DetectorSettings
 from driftwatch.settings.events import EventsSettings
+from driftwatch.settings.exporters import (
+    ExportersSettings,
+    OtlpExporterSettings,
+    PrometheusExporterSettings,
+)
 from driftwatch.settings.join import JoinSettings, ScoreDriftSettings
 from driftwatch.settings.kafka import DEFAULT_TOPIC, KafkaSettings
 from driftwatch.settings.limits import LimitsSettings
@@ -135,6 +142,7 @@ __all__ = [
     "ComparisonSettings",
     "DetectorSettings",
     "EventsSettings",
+    "ExportersSettings",
     "JoinSettings",
     "KafkaSettings",
     "LimitsSettings",
@@ -143,6 +151,8 @@ __all__ = [
     "MonitorDefaults",
     "MonitorOverrides",
     "MonitoringSettings",
+    "OtlpExporterSettings",
+    "PrometheusExporterSettings",
     "ReadinessSettings",
     "ScoreDriftSettings",
     "Settings",

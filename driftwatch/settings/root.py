@@ -19,6 +19,7 @@ from driftwatch.settings.checkpoint import CheckpointSettings
 from driftwatch.settings.common import ENV_NESTED_DELIMITER, ENV_PREFIX, _pick, _problem, _raise
 from driftwatch.settings.comparisons import ComparisonSettings
 from driftwatch.settings.events import EventsSettings
+from driftwatch.settings.exporters import ExportersSettings
 from driftwatch.settings.join import JoinSettings
 from driftwatch.settings.kafka import KafkaSettings
 from driftwatch.settings.limits import LimitsSettings
@@ -77,7 +78,12 @@ class Settings(BaseSettings):
         default_factory=LimitsSettings, description="Bounds on models (and so on metrics)."
     )
     metrics: MetricsSettings = Field(
-        default_factory=MetricsSettings, description="The Prometheus endpoint."
+        default_factory=MetricsSettings,
+        description="The HTTP endpoint: /metrics for Prometheus, /healthz and /readyz.",
+    )
+    exporters: ExportersSettings = Field(
+        default_factory=ExportersSettings,
+        description="Where the metrics go: Prometheus (on by default) and OTLP (off).",
     )
     checkpoint: CheckpointSettings = Field(
         default_factory=CheckpointSettings, description="Saving monitor state across restarts."

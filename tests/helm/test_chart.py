@@ -782,6 +782,9 @@ BAD_VALUES = [
      "minimum: got 0, want 1"),
     ({"settings": {"alerts": {"defaults": {"auc_floor": 1.5}}}},
      "/settings/alerts/defaults/auc_floor", "maximum: got 1.5, want 1"),
+    # A secret (an API key) would land in the ConfigMap: extraEnv from a Secret instead.
+    ({"settings": {"exporters": {"otlp": {"headers": {"X-Api-Key": "k"}}}}},
+     "/settings/exporters/otlp", "additional properties 'headers' not allowed"),
 ]
 
 

@@ -6,7 +6,8 @@ bounds, with ``additionalProperties: false`` everywhere, so that ``helm install`
 typo or an out-of-range value before anything reaches the cluster. Two changes:
 
 - the secret keys (``kafka.sasl_plain_password``, ``kafka.ssl_password``,
-  ``metrics.basic_auth_password``: pydantic marks them ``writeOnly``) are removed, so values
+  ``metrics.basic_auth_password``, ``exporters.otlp.headers``: pydantic marks them or their
+  values ``writeOnly``) are removed, so values
   that would put a secret into the ConfigMap are refused; the chart takes them from Secrets;
 - the root model becomes ``definitions.Settings`` (the chart's root is the values object);
 - JSON Schema draft-07 (``definitions``, not pydantic's 2020-12 ``$defs``): Helm up to 3.17
@@ -33,13 +34,15 @@ SECRET_KEYS = (
     ("KafkaSettings", "sasl_plain_password"),
     ("KafkaSettings", "ssl_password"),
     ("MetricsSettings", "basic_auth_password"),
+    ("OtlpExporterSettings", "headers"),  # masked values: an API key, a bearer token
 )
 
 
 def _is_secret(schema: dict[str, Any]) -> bool:
+    values = schema.get("additionalProperties")  # a mapping of secrets (headers)
     return bool(schema.get("writeOnly")) or any(
         bool(member.get("writeOnly")) for member in schema.get("anyOf", ())
-    )
+    ) or (isinstance(values, dict) and bool(values.get("writeOnly")))
 
 
 def _draft7_refs(node: Any) -> Any:
@@ -72,7 +75,8 @@ def settings_defs() -> dict[str, Any]:
     schema["description"] = (
         "The agent's settings file (driftwatch config schema), rendered into the ConfigMap. "
         "Secrets (kafka.sasl_plain_password, kafka.ssl_password, "
-        "metrics.basic_auth_password) are not accepted here: see secrets."
+        "metrics.basic_auth_password, exporters.otlp.headers) are not accepted here: see "
+        "secrets and extraEnv."
     )
     defs["Settings"] = schema
     return defs

@@ -145,6 +145,9 @@ Renders nothing; fails the release with a message naming the key.
 {{- if hasKey (get $settings "metrics" | default dict) "basic_auth_password" }}
 {{- fail "settings.metrics.basic_auth_password must not be in values (it would land in a ConfigMap): put it in a Secret and name it in secrets.metricsBasicAuth" }}
 {{- end }}
+{{- if hasKey (dig "exporters" "otlp" dict $settings) "headers" }}
+{{- fail "settings.exporters.otlp.headers must not be in values (they would land in a ConfigMap): set DRIFTWATCH_EXPORTERS__OTLP__HEADERS (JSON) from a Secret through extraEnv" }}
+{{- end }}
 {{- $port := include "driftwatch.metricsPort" . | int }}
 {{- if or (lt $port 1) (gt $port 65535) }}
 {{- fail (printf "settings.metrics.port must be a real port (1-65535) in Kubernetes: the probes and the Service use it, got %d" $port) }}

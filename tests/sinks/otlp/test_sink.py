@@ -1,0 +1,101 @@
+"""The OTLP sink's lifecycle against a real receiver started here: it exports on its
+interval, once more at close, and a refused export is logged, never raised, its next export
+carrying the values of its own time."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING
+
+import pytest
+
+from driftwatch.core.monitor import Snapshot
+from driftwatch.settings import OtlpExporterSettings
+from driftwatch.sinks.sink import Published
+from driftwatch.sinks.snapshot import AgentSnapshot
+from tests.sinks.otlp.receiver import otlp_receiver, samples
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    from driftwatch.sinks.otlp.sink import OtlpSink
+
+T0 = 1_700_000_000.0
+
+
+def published(events: list[int]) -> Published:
+    """An agent's published values with one model whose event count is ``events[0]``: the
+    test changes it between exports."""
+    def snapshot() -> AgentSnapshot:
+        model = Snapshot(model="fraud", events=events[0], positives=10, negatives=90,
+                         values={"auc": 0.9}, normalized={}, thresholds={},
+                         detector_states={}, alarms={}, last_event_time=T0,
+                         last_alarm_time=math.nan)
+        return AgentSnapshot(monitors=(model,), rejected={}, consumer_lag={}, ready=True,
+                             started_time=T0)
+    return Published(snapshot=snapshot, comparisons=None, ready=lambda: True,
+                     not_ready_reasons=lambda: ())
+
+
+def sink_for(url: str, events: list[int], interval: float = 3600, timeout: float = 5
+             ) -> OtlpSink:
+    # Imported here: the otlp extra (tests/sinks/otlp/conftest.py reports its absence).
+    from driftwatch.sinks.otlp.sink import OtlpSink
+
+    settings = OtlpExporterSettings(enabled=True, endpoint=url, interval_seconds=interval,
+                                    timeout_seconds=timeout, compression="none")
+    return OtlpSink(published(events), settings, thresholds=None)
+
+
+def events_sent(request: ExportMetricsServiceRequest) -> float:
+    return samples(request)[("driftwatch_events_processed_total", (("model", "fraud"),))]
+
+
+def test_exports_every_interval_and_once_more_at_close() -> None:
+    events = [100]
+    with otlp_receiver() as receiver:
+        sink = sink_for(receiver.url, events, interval=1, timeout=1)
+        sink.start()
+        try:
+            receiver.wait_for(2)  # two interval exports, no close yet
+        finally:
+            events[0] = 250
+            sink.close()
+        received = len(receiver.requests)
+        sink.close()  # idempotent: nothing more is sent
+        assert len(receiver.requests) == received
+    assert receiver.headers[0]["Content-Encoding"] is None  # compression: none
+    assert receiver.sizes[0] == receiver.requests[0].ByteSize()
+    assert [events_sent(r) for r in receiver.requests[:2]] == [100, 100]
+    assert events_sent(receiver.requests[-1]) == 250  # the last values, sent at close
+
+
+def test_a_refused_export_is_logged_once_and_the_next_sends_current_values(
+        caplog: pytest.LogCaptureFixture) -> None:
+    events = [100]
+    with otlp_receiver(status=400) as receiver:
+        sink = sink_for(receiver.url, events)
+        with caplog.at_level(logging.INFO, logger="driftwatch.sinks.otlp.sink"):
+            sink.publish()
+            sink.publish()  # still failing: not logged again
+            receiver.status = 200
+            events[0] = 130
+            sink.publish()
+            sink.close()
+    messages = [r.getMessage() for r in caplog.records if r.name == "driftwatch.sinks.otlp.sink"]
+    assert sum("failed; these values are dropped" in m for m in messages) == 1, messages
+    assert sum("succeed again" in m for m in messages) == 1, messages
+    assert [events_sent(r) for r in receiver.requests] == [100, 100, 130, 130]
+
+
+def test_close_returns_when_nothing_listens(caplog: pytest.LogCaptureFixture) -> None:
+    with otlp_receiver() as receiver:
+        url = receiver.url
+    sink = sink_for(url, [1], timeout=1)  # the receiver has stopped: connection refused
+    sink.start()
+    with caplog.at_level(logging.WARNING, logger="driftwatch.sinks.otlp.sink"):
+        sink.close()
+    assert any("failed" in r.getMessage() for r in caplog.records)
