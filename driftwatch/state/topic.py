@@ -28,83 +28,16 @@ Records (key and value are JSON; the key's first element says what the record is
 One record per model (or per chunk) keeps every record under the broker's message size limit
 whatever the number of models, and lets a new owner read only what it needs to restore.
 
-**Where they are.** Every record whose home is input partition ``(topic, p)`` (its ``p``,
-``m``, ``c`` and ``j`` records) is written to state partition ``p mod n``, ``n`` the state
-topic's partition count, with the header naming ``n``; a restore of input partitions ``P``
-reads the state partitions ``{p mod n}`` only. A topic whose records were placed otherwise
-(spread by key over several partitions, or before partitions were added) is refused, since
-compaction dedupes a key only within a partition: :mod:`driftwatch.state.topic_layout`
-gives the rule and why. Every argument below is about the records of one input partition's
-home, which all share one state partition, so it holds per state partition as it did for
-the whole topic.
-
-**Exact without transactions.** A save writes every owned model's record, then each owned
-partition's meta record, acks=all, and flushes; only then are the offsets committed (so a
-committed offset never passes durable state, as with the file). A crash can interrupt a save
-anywhere, leaving some models at the new save's offsets and the rest at the previous one's.
-Every ``m`` record is in itself consistent (a state and the offsets it covers), so the restore
-does not need the save to be atomic: it resumes each partition at the *smallest* offset any of
-its records covers (the meta's and every restored model's), and while replaying each model
-skips the records below its own covered offset, and the rejection counts skip those below the
-meta's. A partition that has no meta record yet (its first save was interrupted) restores
-nothing: its model records are ignored and it starts like a partition never saved
-(``kafka.auto_offset_reset``), as a crash before the first file checkpoint does. Records
-written by a member that lost its partitions without noticing (a zombie) are consistent pairs
-too, so they cannot break exactness either; they can only move the resume point back.
-
-**The join** adds one rule: a save writes its join records after its model records (and
-before the metas). So every join record on the topic is from a save no later than any model
-record's, and what a join covers is never past what a model covers. While replaying, a shard's
-join skips the records below its covered offsets (its state holds them, and every pair they
-completed is in its model's state too, which covers more), and a pair completed in the replay
-enters its model unless *both* halves are below the offsets the model covers: the model's
-state was taken at one instant, so it holds a pair exactly when both halves had been read
-by then. Checking both halves, not the one that completed the pair, keeps this exact when two
-topics interleave differently in the replay (the other half completes the pair then). A half
-restored pending in the join was read before the join's save, so below what every model
-covers. Hence after a crash anywhere in a save no pending prediction is lost and no label is
-joined twice; ``tests/state/test_topic_join.py`` cuts a save after each of its records.
-
-**Several writers: whole-stream sidecars.** With ``kafka.assignment: all_partitions`` every
-replica of a model reads every partition and saves every partition, so all of them write
-the same keys, interleaved as their saves happen to be. That is the zombie case made
-normal, and exact for the same reason: the last record per key, whoever wrote it, is a
-state together with the offsets it covers (an ``m`` record) or rejection counts together
-with the offset below which they count (a ``p`` record), and the replicas compute the same
-deterministic function of the same log, so any replica's record is the state *this* replica
-would have at those offsets. A restore takes whichever records are last, resumes each
-partition at the smallest offset among them, and each model skips what its own record
-covers: a replica replaced with an empty disk continues exactly where the record it
-restored left off, and re-reads the rest. Chunks are safe too: each save's chunks have a
-fresh save id, and a writer deletes only chunks of a save whose ``m`` record it has already
-replaced by its own. Two conditions: the writers must share their settings (monitoring,
-events; a rollout that changes them restores the old state into the new settings, as any
-restart does), and they must watch the same models, since the set of model records and the
-rejection counts (``too_many_models`` counts watched models only) depend on
-``events.only_models``; the default topic name includes a digest of that filter, so agents
-with different filters never share a topic. A model whose events arrive on several
-partitions can have a different home on each replica (the partition its first polled event
-came from), so its records exist under several homes, and one whose writer is gone is never
-overwritten; a restore takes the one covering the most (each is a consistent pair) and
-resumes where that one says, not at a forgotten writer's older offsets. Not with the join:
-its rule above needs every join record to be no later than every model record, which holds
-for one writer's saves but not across writers, so whole-stream agents with ``join`` keep the
-file (``checkpoint.backend`` auto picks it; kafka is refused).
-
-**A model whose events arrive on several partitions** (records not keyed by model) cannot be
-handed over exactly: its monitor mixes partitions different replicas may own. Its state is
-stored under its home partition with the offsets of every partition it saw: a replica owning
-all of them restores it exactly (it reads the home's state partition too); one that gets
-another partition without the home starts a second, partial monitor (counted:
-``driftwatch_state_split_models``; that replica counts it at the restore only when the home
-shares a state partition with what it restores, since it reads nothing else, and the home's
-owner counts it always). Key records by model.
-
-Reading: :meth:`StateTopicStore.load` reads the state partitions of the partitions it
-restores to their end (no group) and keeps the last record per key: the broker compacts when
-it likes, not before a restore. Its cost is the size of those uncompacted partitions, not of
-the topic (``last_load_records``, ``last_load_bytes``; ``benchmarks/state_topic.py``).
-Brokers: docs/brokers.md.
+**Why a restore is exact without transactions** (the whole argument, with the join, several
+writers and models spread over partitions: docs/state.md#the-argument-for-exactness). Every
+record of input partition ``(topic, p)`` goes to state partition ``p mod n`` (``n`` named in
+the header; :mod:`driftwatch.state.topic_layout`). A save writes the model records, then the
+join records, then the meta records, acks=all, flushes, and only then commits offsets. Every
+``m`` record is a consistent pair (a state and the offsets it covers), so a restore resumes
+each partition at the *smallest* offset any of its records covers and each model skips the
+records below its own; a partition without a meta record restores nothing. Whole-stream
+sidecars writing the same keys are exact for the same reason, but not with ``join`` (they
+keep the file). :meth:`StateTopicStore.load` keeps the last record per key.
 """
 
 from __future__ import annotations
