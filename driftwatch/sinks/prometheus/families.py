@@ -4,51 +4,8 @@
 adds the samples of one :class:`~driftwatch.sinks.snapshot.AgentSnapshot`; the collector
 (:class:`~driftwatch.sinks.prometheus.collector.SnapshotCollector`) builds one per scrape.
 
-Metrics (label sets in braces)::
-
-    driftwatch_events_processed_total{model}                    counter
-    driftwatch_events_rejected_total{reason}                    counter
-    driftwatch_events_skipped_total{reason}                     counter
-    driftwatch_measure{model,measure}                           gauge   raw value
-    driftwatch_measure_normalized{model,measure}                gauge   class-ratio-normalized
-    driftwatch_measure_threshold{model,measure}                 gauge   adjusted raw threshold
-    driftwatch_auc_standard_error{model}                        gauge   DeLong s.e. of window AUC
-    driftwatch_window_events{model,class}                       gauge   class = positive|negative
-    driftwatch_detector_state{model,measure,detector}           gauge   0 stable, 1 warning, 2 drift
-    driftwatch_alarms_total{model,measure,detector,level}       counter
-    driftwatch_false_alarm_budget_seconds{model}                gauge   one false alarm per ...
-    driftwatch_expected_false_alarms_per_month{model}           gauge   at the current traffic
-    driftwatch_block_duration_seconds{model}                    gauge   latest block, record time
-    driftwatch_record_time{model}                               gauge   1 events carry ts, 0 not
-    driftwatch_min_effect{model,measure}                        gauge   indifference zone
-    driftwatch_measure_estimated{model,measure} ...             gauge   estimate_families.py
-    driftwatch_last_event_timestamp_seconds{model}              gauge   event time (``ts``)
-    driftwatch_last_alarm_timestamp_seconds{model}              gauge   event time (``ts``)
-    driftwatch_last_processed_timestamp_seconds{model}          gauge   wall clock
-    driftwatch_auc_floor_threshold{model}                       gauge   alert thresholds from
-    driftwatch_auc_max_drop_threshold{model}                    gauge     the settings'
-    driftwatch_no_events_threshold_seconds{model}               gauge     ``alerts`` section
-    driftwatch_batch_labels_enabled{model}                      gauge     (1 or 0)
-    driftwatch_consumer_lag_records{topic,partition,group}      gauge
-    driftwatch_consumer_lag_seconds{topic,partition,group}      gauge   from record timestamps
-    driftwatch_ready                                            gauge   1 ready, 0 not
-    driftwatch_not_ready{reason}                                gauge   1 while it keeps /readyz 503
-    driftwatch_checkpoint_saves_total                           counter
-    driftwatch_checkpoint_save_failures_total                   counter
-    driftwatch_checkpoint_last_success_timestamp_seconds        gauge   Unix time
-    driftwatch_checkpoint_save_duration_seconds                 gauge   the last save's
-    driftwatch_state_split_models                               gauge   state topic only
-    driftwatch_commits_total                                    counter
-    driftwatch_commit_failures_total                            counter
-    driftwatch_dead_letter_failures_total                       counter
-    driftwatch_alarm_publish_failures_total                     counter
-    driftwatch_broker_reconnects_total                          counter
-    driftwatch_offset_resets_total{topic,partition,reason}      counter
-    driftwatch_batch_processing_seconds                         histogram  per polled batch
-    driftwatch_build_info{version,revision}                     gauge   always 1
-    driftwatch_scrape_dropped_series_total                      counter series left out
-    driftwatch_http_connections                                 gauge   open connections
-    driftwatch_http_connections_closed_total{reason}            counter evicted|refused|timeout
+Every family with its labels and help text: docs/metrics.md, generated from these families
+(``python -m driftwatch.reference``; a test fails when one is missing).
 
 The per-model families are :class:`~driftwatch.sinks.prometheus.rendered.RenderedFamily`:
 their lines are written as text, once per model per snapshot (:meth:`Families.fill` returns
@@ -60,43 +17,9 @@ The names 0.1.0 used for the thresholds, and ``driftwatch_start_time_seconds`` (
 duplicated ``process_start_time_seconds``), are still exported until 0.3.0:
 :mod:`driftwatch.sinks.prometheus.deprecated`.
 
-Two choices shape the alert rules and dashboards:
-
-- **Undefined values are omitted, not exported as NaN.** A measure is undefined when its window
-  cannot define it (AUC with no positive or no negative, precision with no predicted positive),
-  and a threshold is undefined until the first sample. PromQL comparisons with NaN are false
-  either way, so ``driftwatch_measure < on(model, measure) driftwatch_measure_threshold`` does
-  not fire on an undefined window whichever is chosen; but one NaN poisons ``avg``, ``sum``,
-  ``avg_over_time`` and every recording rule built on them (an ``avg_over_time(...[15m]) < 0.7``
-  alert would stay silent for 15 minutes after a single undefined scrape), and Grafana shows
-  "NaN" in stat panels. An omitted sample is a gap: Prometheus marks the series stale, range
-  functions use the defined points, Grafana draws a gap and applies its "no data" handling.
-  "Why is AUC missing" stays answerable: ``driftwatch_window_events{class="positive"} == 0``,
-  or ``driftwatch_events_processed_total unless on(model) driftwatch_measure{measure="auc"}``.
-  Likewise a timestamp of something that has not happened yet (no event carried ``ts``, no
-  alarm so far) is omitted rather than exported as 0, which would read as "1970".
-- **Detector state is one ordinal gauge** (0 stable, 1 warning, 2 drift) rather than a
-  StateSet: the states are ordered by severity, so ``== 2``, ``>= 1`` and
-  ``max by (model) (driftwatch_detector_state)`` (the worst detector of a model) are one-liners,
-  a Grafana state-timeline panel maps the three values to colours, and it is one series per
-  detector instead of three. Drift is a one-step state (the detector restarts on its next
-  input, ``sample_every`` events later), so it can fall between two scrapes: alert on
-  ``increase(driftwatch_alarms_total{level="drift"}[5m]) > 0``. For that to catch the first
-  alarm the counter must exist before it, so every (measure, detector) with a detector gets its
-  ``warning`` and ``drift`` series, and every floored measure its ``threshold`` series, at 0.
-
-The alert thresholds (``alerts`` in the settings, per model with defaults) are exported as
-gauges next to the measures they judge, with the same labels, so that one rule set serves
-every model: ``driftwatch_measure{measure="auc"} < ignoring(measure)
-driftwatch_auc_floor_threshold``. The rules then need no per-model constants, and a threshold
-changes with the settings file, not with the rules. They are named by the Prometheus
-conventions for a value a rule compares against: ``…_threshold``, with the unit last
-(``driftwatch_no_events_threshold_seconds``). ``alerts.batch_labels`` is a switch, exported
-as the 0/1 gauge ``driftwatch_batch_labels_enabled`` rather than an info-style family with a
-mode label: the no-events rules join it like the thresholds (``max without (instance, pod)
-(...) == 1``, the maximum across replicas being the setting), where a mode label would need
-set operators and would change a series' identity (a new series, a stale old one) whenever
-the setting changes.
+Undefined values are omitted, not exported as NaN; detector state is one ordinal gauge (0, 1,
+2); every alarm counter and floored threshold exists at 0 before its first event; the alert
+thresholds are gauges beside the measures they judge. Why: docs/exporters.md#why-the-prometheus-families-look-as-they-do.
 """
 
 from __future__ import annotations
