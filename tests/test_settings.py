@@ -1077,11 +1077,10 @@ def test_labels_keep_their_yaml_type(tmp_path: Path) -> None:
     assert settings.events.positive_label == 1 and type(settings.events.positive_label) is int
 
 
-def test_docstring_example_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import driftwatch.settings
-
-    doc = driftwatch.settings.__doc__ or ""
-    example = textwrap.dedent(doc.split("Example file (every key is optional)::", 1)[1])
+def test_documented_example_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "running.md").read_text("utf-8")
+    section = page.split("### An example settings file", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     monkeypatch.setenv("DRIFTWATCH_KAFKA__SASL_PLAIN_PASSWORD", "from-the-environment")
     # The example's CA file is a path on the agent's machine, not this one.
     settings = load_settings(write(tmp_path, example), check_files=False)

@@ -33,62 +33,7 @@ they are about, and the settings add where that object sits in the file. No mess
 parsed. A new setting of an area goes in that area's module, and into the root model only
 when it is a new area.
 
-Example file (every key is optional)::
-
-    kafka:
-      bootstrap_servers: [broker-1:9092, broker-2:9092]
-      topics: [scores]
-      group_id: driftwatch-fraud
-      security_protocol: SASL_SSL
-      sasl_mechanism: SCRAM-SHA-512
-      sasl_plain_username: driftwatch
-      # sasl_plain_password: better from DRIFTWATCH_KAFKA__SASL_PLAIN_PASSWORD
-      ssl_cafile: /etc/driftwatch/ca.pem
-      dead_letter_topic: scores-rejected
-      alarms_topic: driftwatch-alarms
-    events:
-      label_field: label
-      score_field: score
-      model_source: key          # the Kafka record key names the model
-      positive_label: fraud
-      negative_label: legit
-    monitoring:
-      defaults:
-        window_size: 1000
-        sample_every: 100
-        watches:
-          - measure: auc
-            feed: blocks             # standardized blocks, the defaults' kind of watch
-            detectors:
-              - name: cusum
-                params: {arl: 500000}
-          - measure: accuracy        # the window's value every sample_every events
-            detectors: [{name: adwin}]
-          - measure: gmean
-            normalized: true
-            floor: 0.8
-            detectors: [{name: page_hinkley}]
-          - measure: error_stream
-            detectors: [{name: ddm}]
-      models:
-        fraud-v2:
-          window_size: 5000   # everything else as in defaults
-    alerts:                   # thresholds the shipped alert rules read from /metrics
-      defaults: {auc_floor: 0.7, auc_max_drop: 0.05, no_events_seconds: 1200}
-      models:
-        fraud-v2: {auc_floor: 0.8}
-        churn-daily: {batch_labels: true, no_events_seconds: 93600}
-    limits:
-      max_models: 20
-    metrics:
-      port: 9108
-    exporters:                # Prometheus on /metrics by default; OTLP needs the otlp extra
-      otlp: {enabled: true, endpoint: "http://otel-collector:4318/v1/metrics"}
-    checkpoint:
-      directory: /var/lib/driftwatch
-    logging:
-      level: INFO
-      format: json
+An example file, every key optional (checked by a test): docs/running.md#an-example-settings-file.
 """
 
 from driftwatch.settings.alerts import (
