@@ -18,75 +18,16 @@ reads the immutable :class:`~driftwatch.sinks.prometheus.collector.AgentSnapshot
 :mod:`driftwatch.agent.saved_state`, and the state topic's handover,
 :mod:`driftwatch.agent.handover`.
 
-Lifecycle and failure behaviour:
-
-- **Exactly once into the monitors, across crashes.** The checkpoint holds the monitors'
-  state, the rejection counts *and* the offsets they cover, written atomically. It is the
-  only resume point: on start every partition resumes at the checkpoint's offset, and a
-  partition it does not cover starts where ``kafka.auto_offset_reset`` says (the monitors are
-  rebuilt from the log), never at the group's commit, whose monitor state would be lost.
-  Commits follow saves: right after a save succeeds the agent commits exactly the offsets
-  it covers, so a committed offset never passes what the disk holds (a crash between the
-  save and the commit only leaves the commit behind). After a kill the records since the
-  last save are read again into monitors that have not seen them.
-- **State topic and handover** (``checkpoint.backend`` kafka, the default with Kafka): the
-  same promise across replicas. Saves go to a compacted Kafka topic, one record per model
-  under the input partition its events come from
-  (:class:`~driftwatch.state.topic.StateTopicStore`); on assignment the agent restores
-  the new partitions' models from it and resumes each partition where its records say
-  (each model skipping the records its state already holds, so a save cut short by a crash
-  is still exact); on revocation it saves first (not when evicted: another member may own
-  the partitions already) and drops those models from its monitors and ``/metrics`` at
-  once, so no frozen series remain.
-- **A failing save** is retried with backoff, counted, makes ``/readyz`` answer 503, and is
-  never followed by a commit; if the final save at a stop fails, :meth:`Agent.run` raises
-  :class:`~driftwatch.state.checkpoint.CheckpointSaveError` after closing everything, having
-  committed nothing. An unwritable checkpoint directory is refused at construction.
-- **Nothing consumed, nothing saved.** A save is made only when records were processed since
-  the last one (or since the restore): otherwise the store already holds everything there
-  is, and only its offsets are committed (so the group's commit catches up with a restored
-  checkpoint at once). An agent that never reached its brokers saves nothing, at its stop
-  neither.
-- **Stop.** ``stop`` (set by SIGTERM/SIGINT in the CLI) ends the loop after the current
-  batch; the agent then flushes the dead-letter producer, saves a checkpoint and commits its
-  offsets (in that order: a crash between them re-delivers, never loses), and returns.
-  Every step is bounded (``kafka.request_timeout_seconds``). Stopped before it was ever
-  ready while its source names a problem (the brokers unreachable, a topic missing), it
-  raises :class:`NeverReady` with that problem instead of returning.
-- **First contact** (:mod:`driftwatch.kafka.first_contact`): before consuming, the Kafka
-  source talks to every bootstrap address and checks the security settings and the ACLs of
-  every topic the agent uses. Unreachable brokers are logged once, naming the addresses and
-  ``kafka.bootstrap_servers``, shown by ``/readyz`` and retried with backoff; settings the
-  brokers refuse (TLS, SASL, a missing ACL) stop the agent with
-  :class:`~driftwatch.kafka.first_contact.BrokerRefused`, one line naming the setting.
-- **Broker loss.** The source retries with backoff; the loop keeps running, ``/readyz``
-  answers 503 once failures last ``readiness.not_ready_after_seconds`` and 200 again after
-  ``readiness.ready_after_seconds`` of answers; metrics stay scrapable.
-- **A log that no longer reaches the agent's offset** (topic recreated or truncated): the
-  source restarts the partition at ``auto_offset_reset``; the agent sees the offset go back,
-  logs an error and counts ``driftwatch_offset_resets_total{reason="beyond_log_end"}``. It
-  takes the records as new events (right for a recreated topic; after a truncation the
-  records before the new end are counted again: the agent cannot tell the two apart).
-- **Predictions and labels as separate records** (settings ``join``): each record is
-  decoded as a prediction or a label (by its topic or its kind field); a prediction's model
-  is admitted (``limits.max_models``) before it enters the join and its model's label-free
-  watch; a joined pair is the event its monitor gets, when its second half arrives. The
-  join's pending records are saved with the monitors and the offsets they cover (in the
-  state topic one join per input partition, :class:`~driftwatch.agent.join_shards.JoinShards`,
-  handed over with the partition), so a restart or a handover neither loses a pending
-  prediction nor joins a label twice.
-- **Other models' records** (settings ``events.only_models``) are skipped: counted as
-  ``driftwatch_events_skipped_total{reason="unwatched_model"}``, neither rejected nor
-  dead-lettered, and their offsets advance like any other record's.
-- **Whole stream** (``kafka.assignment: all_partitions``, the sidecars of a replicated
-  model): the source assigns itself every partition, so each replica reads every record;
-  there is no group and nothing is committed. The state topic (or the file) is the only
-  resume point: every replica saves every partition under the same keys and restores them
-  all at its start, so a replica replaced with an empty disk continues from its siblings'
-  saves (a partition the state does not cover starts at ``auto_offset_reset``).
-- **Bad records** are counted by reason, logged at a bounded rate, dead-lettered when a topic
-  is configured, and skipped; **models beyond** ``limits.max_models`` are rejected the same
-  way (reason ``too_many_models``) so memory and metric cardinality stay bounded.
+The invariants the loop keeps (each case, word for word:
+docs/running.md#lifecycle-and-failure-behaviour-case-by-case): the saved state (file or
+state topic) is the only resume point, and offsets are committed only right after a save
+succeeds and only those it covers, so a committed offset never passes durable state and every
+record enters its monitor exactly once across crashes and handovers; a failing save is
+retried, counted, makes ``/readyz`` 503 and is never followed by a commit; nothing is saved
+unless records were processed since the last save; at a stop the agent flushes the
+dead-letter producer, saves, then commits (a crash between them re-delivers, never loses),
+and :class:`NeverReady` names the problem of an agent stopped before it was ever ready. Bad
+records and models beyond ``limits.max_models`` are counted, dead-lettered and skipped.
 """
 
 from __future__ import annotations
