@@ -6,52 +6,17 @@ were at every event. This module produces such streams. It is pure and determini
 scenario and seed always give the same events, on any machine, and nothing here reads the
 clock, the environment or a file (time arrives as ``ts = start_ts + index / rate``).
 
-**The scoring model** (:class:`BinormalModel`) is the equal-variance binormal model of ROC
-analysis. A latent score ``x`` is drawn from N(−μ/2, 1) for negatives and N(+μ/2, 1) for
-positives, with
-
-    μ = √2 · Φ⁻¹(AUC),
-
-so that the population AUC, P(x⁺ > x⁻) = Φ(μ / √2), is exactly the requested value (0.5 is
-random ranking, values below 0.5 rank backwards). This is the textbook N(0, 1) vs N(μ, 1)
-model shifted by −μ/2: a location shift changes no ranking, and centring the two classes on
-0 puts the crisp threshold at the midpoint (see :class:`BinormalModel`). With
-``output="probability"`` (the default) the latent score goes through the logistic function
-σ(x) = 1 / (1 + e⁻ˣ), which is monotone, so scores look like probabilities and every ranking
-measure, AUC included, is unchanged. The positive share π (class ratio P:N = π : 1 − π) is
-independent of the scores: changing it is a *virtual* drift, changing the AUC a *real* one.
-With ``output="calibrated"`` the score is P(label = 1 | x) = σ(μ·x + logit π), a calibrated
-probability under the concept the event is drawn from (:class:`BinormalModel`): an AUC drop is
-then a covariate shift (the scores' distribution moves, P(label | score) stays the score),
-and a :class:`ConceptChange` the opposite.
-
-**The scenarios** (:data:`SCENARIOS`) are small frozen specs that know their true
-:class:`ChangePoint` s and generate :class:`~driftwatch.core.events.Event` streams:
-
-==============================  ===============================================================
-``stationary``                  fixed AUC and class ratio: every alarm is false
-``sudden_auc_drop``             the AUC drops by ``drop`` at ``change_at`` (real drift)
-``gradual_auc_drop``            the AUC falls linearly over ``width`` events from ``change_at``
-``ratio_change``                the class ratio jumps, AUC unchanged (Brzezinski & Stefanowski's
-(2017) Sudden_RC)
-``minmaj``                      the minority class becomes the majority, AUC unchanged (MinMaj)
-``recurring_ratio``             the class ratio alternates between two values every ``period``
-``auc_drop_then_ratio_change``  the AUC drops, later the class ratio changes (real, then
-                                virtual drift: a :class:`Composite`; the embedded demo's story)
-``concept_change``              the labels of a score band flip, the scores do not move (real
-                                drift that no estimate from the scores can see)
-``covariate_shift_then_``       with calibrated scores: the AUC drops (the scores move,
-``concept_change``              P(label | score) does not), later a concept change (the
-                                delayed-labels demo's story)
-==============================  ===============================================================
+The scoring model is the equal-variance binormal model (:class:`BinormalModel`, Hanley &
+McNeil 1982), whose population AUC is exactly the requested one; the scenarios
+(:data:`SCENARIOS`) are small frozen specs that know their true :class:`ChangePoint` s
+(the derivation and the scenarios' table: docs/design.md#the-simulator-streams-with-known-truth).
 
 Modules: :mod:`~driftwatch.simulate.binormal` (the scoring model and the parameter checks),
 :mod:`~driftwatch.simulate.scenario` (change points and the :class:`Scenario` base),
 :mod:`~driftwatch.simulate.scenarios` (the scenarios above), :mod:`~driftwatch.simulate.labels`
 (predictions now, labels later: :func:`delayed_labels`), :mod:`~driftwatch.simulate.records`
 (events as the record values the agent reads: :func:`event_record`, :func:`joinable_record`);
-this package binds a scenario to a seed (:class:`SimulatedStream`, :func:`generate`) and
-exports them all.
+this package binds a scenario to a seed (:class:`SimulatedStream`, :func:`generate`).
 
 Example:
     >>> stream = generate("sudden_auc_drop", seed=7, length=1000)
@@ -69,22 +34,10 @@ pass ``fmt=settings.events.event_format()`` for others):
     >>> next(iter(stream.records(model="churn")))
     {'label': 0, 'score': 0.485..., 'ts': 0.0, 'model': 'churn'}
 
-References:
-    D. Brzezinski, J. Stefanowski. Prequential AUC: properties of the area under the ROC
-    curve for data streams with concept drift. Knowl. Inf. Syst. 52 (2017):
-    §5.2 and Table 9 define the virtual drifts MinMaj (1:19 → 19:1, the negative
-    class abruptly becomes the minority), Sudden_RC (sudden, recurring ratio changes
-    1:1/1:100/1:10/1:1) and Gradual_RC; §5.5 (Fig. 8e–f) shows AUC staying put under them
-    while accuracy, κ and κm move.
-
-    D. Brzezinski, J. Stefanowski, R. Susmaga, I. Szczęch. On the dynamics of classification
-    measures for imbalanced and streaming data. IEEE TNNLS (2019): the class
-    ratios P:N ∈ {1:15, 1:4, 1:1, 4:1, 15:1} (:data:`IMBALANCE_RATIOS`) and the sudden ratio
-    change streams of Fig. 4–5.
-
-    J. A. Hanley, B. J. McNeil. The meaning and use of the area under a receiver operating
-    characteristic (ROC) curve. Radiology 143 (1982) — the binormal model and the standard
-    error of AUC the tests use for their tolerances.
+References (with what each contributes: docs/design.md#the-simulator-streams-with-known-truth):
+    Brzezinski & Stefanowski (2017), Prequential AUC (MinMaj, Sudden_RC); Brzezinski et al.
+    (2019), On the dynamics of classification measures (:data:`IMBALANCE_RATIOS`); Hanley &
+    McNeil (1982), The meaning and use of the area under a ROC curve (the binormal model).
 """
 
 from __future__ import annotations
