@@ -9,57 +9,18 @@ most x (Brzezinski et al. 2019, eq. 10)::
 
 Ties count as ≤, a value undefined in a cell (0/0) counts as 0, and an undefined observed value
 (x NaN) normalizes to NaN. Counting undefined cells as 0 is what the authors' code does, and
-what reproduces Brzezinski et al.'s (2019) worked example (precision 0.9 at P = 150, N = 10:
-506/1661).
+what reproduces their worked example (below).
 
-Why: the same raw value means very different things at different class ratios — precision 0.9
-beats 30 % of all confusion matrices at P:N = 150:10 and 99 % at 10:150 — so a detector or a
-floor on the raw value raises alarms at a rate that depends on the class ratio. On the
-normalized scale a value has one probabilistic reading at every ratio.
-
-How, without enumerating the grid. Once undefined cells count as 0, every one of the eight
-normalizable measures is non-increasing in FP along each row (TP fixed) and non-decreasing in
-TP along each column (FP fixed):
-
-- accuracy, balanced accuracy, G-mean, F1 and precision fall as FP grows and rise with TP
-  (recall is constant along rows);
-- κ = 2(TP·N − P·FP) / (D + (N − P)·FP) has a derivative of sign −(P+N)(TP·N + P·FN) ≤ 0;
-- MCC, written in q = TP + FP, is (TP·n − P·q) / √(P·N·q·(n − q)), and
-  d ln|MCC| / dq = −n·K / (2·(TP·TN − FP·FN)·q·(n − q)) with K = FN(2TP + FP) + TP·TN ≥ 0;
-- κ and MCC are unchanged when the classes swap, which turns columns into rows;
-- the undefined cells sit at the ends of their lines, where 0 keeps the line monotone.
-
-These are statements about exact values; the floats crisp.py computes keep them because each
-measure but MCC is one correctly rounded division of exact integers (G-mean then a correctly
-rounded square root; rounding is monotone), and MCC carries at most 2.5 ulp of relative error
-while K ≥ |TP·TN − FP·FN| bounds the exact relative step between neighbours below by
-n/(2·q·(n − q)) ≥ 2/n — far above 5 ulp for every window crisp.py computes exactly
-(n < 2**26).
-
-So each line (a row, or a column read from TP = P down) holds its counted cells as a suffix,
-and the count is a sum over lines of ``(line length) − (first index whose value is ≤ x)``.
-Per line that index comes from a closed form (solve M = x for the varying count; MCC gives a
-quadratic; :mod:`driftwatch.core.measures.estimates`), is rounded to an integer k, and is
-*verified* on cell k and the neighbour that
-settles it (k − 1 if k is ≤ x, else k + 1) with crisp.py's own functions evaluated on numpy
-arrays, bit-identical to its scalar path; a line whose guess fails (rare: float ties,
-degenerate lines) is bisected on the side the guess points to. Every comparison is one that
-brute force makes, so the count equals brute-force enumeration for every x; the closed forms
-only decide how much work that takes.
-
-The lines run along the smaller class: rows for P ≤ N, columns for P > N (accuracy, balanced
-accuracy, G-mean, κ and MCC are symmetric in the classes, so they swap P and N instead; recall
-has identical columns, so it searches one): each measure's
-:class:`~driftwatch.core.measures.registry.Normalization` records which. Lines are processed
-in chunks of ``_CHUNK``.
-
-Cost: ``count_at_most`` and ``normalize`` take O(min(P, N) + 1) array work (two measure
-evaluations per line) in a few dozen numpy calls per chunk of lines, plus O(log max(P, N)) per
-rarely failing line, and O(``_CHUNK``) memory whatever the window size. ``threshold`` takes a
-few such counts (2–8 in the benchmark's cases; each one strictly shrinks the candidate set)
-plus one pass that sorts at most ``_CANDIDATES`` cells, and caches its last 1024 answers.
-``benchmarks/normalization.py`` measures both against brute-force enumeration.
-
+How, without enumerating the grid: once undefined cells count as 0, each of the eight
+normalizable measures is non-increasing in FP along each row and non-decreasing in TP along
+each column, and crisp.py's floats keep that order (the proof, measure by measure, with MCC's
+error bound: docs/design.md#class-ratio-normalization-without-enumerating-the-grid). So each
+line holds its counted cells as a suffix: the count sums, per line along the smaller class
+(:class:`~driftwatch.core.measures.registry.Normalization` says which), its length minus the
+first index whose value is ≤ x, a closed-form guess verified on two cells with crisp.py's own
+functions and bisected when it fails; every comparison is one brute force makes. Cost: two
+measure evaluations per line, O(``_CHUNK``) memory; ``threshold`` takes a few counts and
+caches its last 1024 answers (the algorithm and its cost in full: the same page).
 Exactness assumes P + N < 2**26, the range where crisp.py's array and scalar paths agree.
 
 Examples:
