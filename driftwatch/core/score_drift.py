@@ -17,48 +17,15 @@ signals need predictions only, so they react before any label does:
 ``reference_size`` predictions just before the ones compared (a trailing window, which
 follows slow changes and flags fast ones).
 
-**Exact, not sketched.** Both statistics are computed on the raw scores: scores are any
-finite reals (not necessarily probabilities), so a fixed-bin sketch would need a score range
-known in advance, and its KS statistic would be off by up to the mass of one bin. Sorting a
-few thousand scores costs well under a millisecond and happens once per block and once per
-scrape, never per prediction; the per-prediction cost is appending to a deque. The KS value
-equals ``scipy.stats.ks_2samp``'s statistic (tested).
+**Exact, not sketched**: computed on the raw scores, sorted once per block and per scrape.
 
-**Two uses, two samples.** The sliding values (:meth:`ScoreDrift.values`) compare the last
-``window`` predictions with the reference, for dashboards. The detectors get something else:
-each non-overlapping block of ``block_size`` predictions is compared with the reference and
-its statistic turned into a z-score by its null distribution (:meth:`ScoreDrift.update`
-returns them when a block closes), so a CUSUM with a threshold derived from a target
-in-control run length gets the false-alarm rate it promises, as for the labelled block
-watches:
-
-- KS: the two-sample statistic with sizes m and R has, under no change, asymptotically the
-  Kolmogorov distribution of √(mR/(m+R))·D; with Stephens' small-sample correction
-  λ = (√nₑ + 0.12 + 0.11/√nₑ)·D it is accurate from nₑ ≈ 4 on (Stephens 1970). The
-  z-score is Φ⁻¹(K(λ)), large when the distributions differ.
-- PSI: for fixed bins PSI is a symmetrized Kullback–Leibler divergence, and under no change
-  PSI/(1/m + 1/R) → χ² with B − 1 degrees of freedom (Yurdakul 2018, the same limit as the
-  two-sample χ² statistic; bins at the reference quantiles only move the sampling error of
-  the bin probabilities from the reference counts to the edges). z = Φ⁻¹(F_χ²(·)).
-- Predicted-positive rate: the block's x positives out of m against the reference's k out
-  of R; under no change x follows the beta-binomial predictive BetaBinomial(m, k + ½, R −
-  k + ½) (Jeffreys' prior, so the reference's own sampling error is included), and the
-  mid-p transform z = Φ⁻¹(P(X < x) + ½·P(X = x)) is close to N(0, 1) even for rare
-  positives. Signed: positive when more predictions are positive than in the reference.
-  With a frozen reference, the rate's reference is *self-starting* (Hawkins 1987): the
-  reference's counts plus those of every block since, so each block is scored by its
-  predictive distribution given everything before it. Those sequential predictive values
-  are independent while nothing changes (Dawid's prequential principle), where a fixed
-  reference's error would bias every z alike (``benchmarks/score_drift.py``: with fixed
-  counts at R = 2000, m = 500, the run means of the rate's z spread 5× wider than
-  independent values would; self-starting, as wide).
-
-**What the calibration does not cover.** For KS and PSI, blocks share the reference, so
-their z-scores are independent only given the reference; a frozen reference that happens
-to sit off the true distribution raises every later z a little. The correlation of two
-blocks' values is of the order m/(m + R), which is why ``reference_size`` defaults to 20
-blocks; ``benchmarks/score_drift.py`` measures the z-scores' moments and that correlation,
-and the false alarms of the default CUSUMs fed with them (the target's rate, within noise).
+**Two uses, two samples.** :meth:`ScoreDrift.values` compares the last ``window``
+predictions with the reference, for dashboards; :meth:`ScoreDrift.update` compares each
+non-overlapping block of ``block_size`` predictions with it and returns its statistic as a
+z-score by its null distribution (KS: Stephens' corrected Kolmogorov distribution; PSI: its
+χ² limit, Yurdakul 2018; the rate: a beta-binomial predictive, self-starting with a frozen
+reference, Hawkins 1987), so a CUSUM gets the false-alarm rate it promises. Derivations and
+limits: docs/detection.md#label-free-signals-the-score-statistics-as-z-scores.
 
 References:
     A. P. Dawid (1984). Statistical theory: the prequential approach. *JRSS A* 147, 278–292.
