@@ -10,61 +10,27 @@ its model's prequential window in the order the truth became known (Brzezinski &
 §3: an example is evaluated when its label is known), and keeps its prediction time, so the label
 delay (label time − prediction time) is measured too.
 
-**Whose time a pair has in the window.** The event a pair gives its monitor
-(:meth:`Joined.event`) carries the *label's* time: the moment the pair entered the window,
-so an alarm it raises is stamped with the moment that alarm could first be known
-(``Alarm.event_time``), on the same clock as the label-free alarms of the predictions (stamped
-with their prediction time, when they fire). The prediction time would backdate a labelled
-alarm by the label delay (days, for chargebacks), put it before score alarms that fired long
-before it, and, since labels overtake each other, jump back and forth along the window; the
-label times follow the window's order. The prediction time stays on the pair
-(:attr:`Joined.prediction_ts`), for the label delay.
+**Time.** A pair's event carries the *label's* time (the moment it entered the window), its
+prediction time stays on the pair (:attr:`Joined.prediction_ts`); a pending record ages on the
+*other* stream's watermark, never the clock, so a lagging topic expires nothing. Why both:
+docs/events.md#the-joins-two-clocks.
 
 **Bounds.** Nothing waits without limit. Pending predictions are bounded per model by count
 (``max_pending``) and by age (``max_age``); labels that arrive before their prediction wait
 too, bounded by count (``max_pending_labels``, over all models: a label names no model) and
 age (``max_label_age``). When a bound is hit, the oldest record (by its own time, then by
 arrival) leaves first. A record that leaves unjoined is counted by reason, never silently:
-
-==========  ===================================================================================
-reason      meaning
-==========  ===================================================================================
-duplicate   its event id is already pending on the same side, or was joined recently (the
-            last ``remember`` joined ids are kept, so a replayed label is never counted twice)
-late        it arrived unmatched when its partner could no longer be waited for: its age
-            was already beyond the bound on arrival
-expired     it waited unmatched until its age passed the bound
-overflow    it was the oldest pending record of its kind when the count bound was exceeded
-==========  ===================================================================================
-
-``expired`` and ``overflow`` are the unmatched records (their partner never came in time).
-
-**Whose clock ages a record.** The core never reads the clock: time arrives with the
-records. A pending prediction waits for a label, so its age is measured on the *labels'*
-clock: it expires once a label stamped later than its prediction time + ``max_age`` has been
-seen (labels have moved past its deadline). A pending label waits for a prediction and ages on
-the *predictions'* clock the same way. Each stream's clock is the largest time seen on it (its
-watermark). So a topic that lags behind the other one (a consumer catching up after a restart,
-a labels batch job) never expires records whose partner is merely not read yet; and if labels
-stop altogether, pending predictions are bounded by the count bound alone.
+``duplicate``, ``late``, or, unmatched, ``expired`` or ``overflow`` (each reason's meaning:
+docs/events.md#why-a-record-leaves-the-join-unjoined).
 
 **Exact restart.** :meth:`Join.export_state` holds every pending record, the recently joined
 ids, both watermarks, the arrival counter and the counts; :meth:`Join.from_state` rebuilds an
 object that continues exactly as the original would have, so a restart loses no pending
 prediction and counts no label twice.
 
-Costs, with n the pending records of one side and M the models:
-
-=============================================  =============================================
-method                                         cost
-=============================================  =============================================
-:meth:`Join.add_prediction`                    O(log n) amortized (+ expiries, each O(log n))
-:meth:`Join.add_label`                         O(M + log n) amortized (+ expiries)
-:meth:`Join.export_state`                      O(n + remember)
-:meth:`Join.from_state`                        O(n log n + remember)
-=============================================  =============================================
-
-Memory: at most M·``max_pending`` predictions, ``max_pending_labels`` labels and ``remember``
+Costs (n pending records of one side, M models): :meth:`Join.add_prediction` O(log n),
+:meth:`Join.add_label` O(M + log n), amortized, plus O(log n) per expiry; exporting the state
+O(n + remember), restoring it O(n log n + remember). Memory: at most M·``max_pending`` predictions, ``max_pending_labels`` labels and ``remember``
 joined ids, whatever the input.
 """
 
