@@ -1,59 +1,33 @@
 """Independent blocks of events and their standardized statistics: the detectors' inputs.
 
-Measures over an overlapping window are strongly autocorrelated (sampled every 25 events, two
-samples of a 1000-event window share 97.5 % of their events), and their sampling error
-depends on the window's positives P and negatives N, so no detector threshold means the
-same false-alarm rate at every class ratio. Block watches avoid both problems:
-
-- **Non-overlapping blocks that close on information and on record time.** A block closes
-  once it holds at least ``min_class`` positives *and* ``min_class`` negatives *and* spans
-  ``seconds`` of record time (:class:`BlockCollector`). Successive blocks share no event, so
-  their statistics are independent while the stream is stationary; at 1:15 a block is
-  longer in events than at 1:1 but its minority class, which limits every ratio-free
-  measure, is as large. The time rule bounds the tests per day whatever the traffic
-  (86 400/``seconds``), and each block's span is what it spends of the model's false-alarm
-  budget (:mod:`driftwatch.core.budget`).
-- **Standardized by their own sampling error** (:class:`AUCStandardizer`,
-  :class:`~driftwatch.core.block_rates.RateStandardizer`): each block's statistic becomes a
-  z-score against the level of the blocks before it, with the sampling error of both the
-  block and that reference level folded into the variance. While nothing changes these
-  z-scores are (close to) independent N(0, 1), so a CUSUM on them has the in-control run
-  length its threshold promises (:mod:`driftwatch.core.sequential`), at any class ratio.
+A block closes once it holds ``min_class`` positives *and* ``min_class`` negatives *and*
+spans ``seconds`` of record time (:class:`BlockCollector`); blocks share no event, so their
+statistics are independent while the stream is stationary, and each block's span is what it
+spends of the false-alarm budget (:mod:`driftwatch.core.budget`). Each block's statistic is
+standardized by its own sampling error and the reference's (:class:`AUCStandardizer`,
+:class:`~driftwatch.core.block_rates.RateStandardizer`) into a z-score that is close to
+N(0, 1) while nothing changes, at any class ratio, so a CUSUM on it keeps its promised run
+length (:mod:`driftwatch.core.sequential`). Why not the window's overlapping values:
+docs/detection.md#why-blocks-not-the-sliding-window.
 
 The reference is *self-starting* (Hawkins 1987): it is the running level of every block since
 the last restart (the start, or an alarm), so after an alarm the test re-learns the new level
 from post-change data, and no alarm, false or real, can hide a later change.
 
-**Record time** is the events' ``ts``, never the clock, so a backlog of hours read in seconds
-closes the blocks the hours would have. It is the largest ``ts`` seen: a record older than
-that (time going backwards) takes its place in the open block but moves no clock; a block
-most of whose records are that old (after a record stamped in the future, or a backfill read
-late) closes once they span the block's time among themselves, so one bad stamp cannot stop
-a model's blocks. Events
-without ``ts`` move no clock either: a model whose records carry no time closes its blocks on
-information alone, as before blocks had a time rule (:attr:`Block.seconds` is then None).
-The first block after a start or restore closes on information too (its start is unknown);
-a block spanning a long silence closes at its first event with enough of both classes, and
-spans the silence.
+**Record time** is the events' ``ts``, never the clock, and the largest ``ts`` seen: an older
+record joins the open block but moves no clock; a block mostly of old records closes once they
+span the block's time; events without ``ts``, and the first block after a start or restore,
+close on information alone (:attr:`Block.seconds` None). Each case: docs/detection.md#record-time.
 
 **Evidence against an indifference zone** (:mod:`driftwatch.core.zone`): each scored block
 also gives, for a side (a fall or a rise of the measure), its z-score against the reference
 moved by a tolerance towards that side, and its standard deviation in the measure's units.
 
-**AUC.** A block's AUC is the Mann–Whitney statistic of its scores (ties count ½). Its
-variance is DeLong's: with the placement values V₁₀(xᵢ) = share of negatives scored below
-positive i (ties ½) and V₀₁(yⱼ) = share of positives scored above negative j,
-Var(AUC) = s₁₀²/P + s₀₁²/N (DeLong, DeLong and Clarke-Pearson 1988). The component
-variances s₁₀² and s₀₁² depend on the score distributions only, not on the class ratio, so
-they are pooled over the reference blocks and applied to each new block's own P and N. The
-z-score of block n is the recursive residual (xₙ − x̄)/√(vₙ + Var x̄), x̄ the mean of the
-reference blocks weighted by their information hᵢ = PᵢNᵢ/(Pᵢ + Nᵢ) (their inverse variance
-when s₁₀² = s₀₁²), and Var x̄ = (s₁₀²·Σhᵢ²/Pᵢ + s₀₁²·Σhᵢ²/Nᵢ)/(Σhᵢ)²: the block's sampling
-error plus the reference's own, both from the components pooled so far. Weights that do not
-depend on each block's own estimate of its variance matter when blocks differ in size (the
-first block after a start closes on information, the next on time, with several times its
-events): a small block at an AUC near 1 estimates its variance near 0, and an inverse of that
-estimate let it outweigh everything after it.
+**AUC.** A block's AUC is the Mann–Whitney statistic of its scores (ties count ½), its
+variance DeLong's, Var(AUC) = s₁₀²/P + s₀₁²/N (DeLong, DeLong and Clarke-Pearson 1988), with
+the component variances pooled over the reference blocks; its z-score is the recursive
+residual against the reference blocks' mean weighted by their information PᵢNᵢ/(Pᵢ + Nᵢ). The
+formulas and why those weights: docs/detection.md#the-auc-of-a-block-variance-and-z-score.
 
 **Per-class error rates**: :mod:`driftwatch.core.block_rates`.
 
