@@ -20,33 +20,14 @@ the ratio of their expectations:
     AUĈ = E[U]/E[D],  E[U] = Σ_{sᵢ>sⱼ} pᵢqⱼ + ½·Σ_{sᵢ=sⱼ, i≠j} pᵢqⱼ,
                       E[D] = Σ_{i≠j} pᵢqⱼ = S(n − S) − Σ pᵢqᵢ,  S = Σ pᵢ.
 
-The pairs are ordered by the *scores* the realized AUC is computed on, not by the calibrated
-probabilities: an isotonic map is flat on its blocks, and ranking by p would count pairs the
-scores order as ties. Tied scores count ½ each way, and a prediction is never paired with
-itself (i ≠ j): an expected ROC curve integrated over all i, j counts Σ pᵢqᵢ/2 self-pairs in
-the numerator and Σ pᵢqᵢ in the denominator, an error of order 1/n.
+Pairs are ordered by the scores, not by the calibrated probabilities, ties count ½ and no
+prediction pairs with itself. The variance comes from Hoeffding's decomposition of U and D
+with DeLong's structural components as expected counts, through the delta method for the
+ratio, with its second-order bias (both measured by ``benchmarks/estimate.py``). The
+derivation: docs/estimation.md#the-expected-auc-pairs-and-its-variance.
 
-**Its variance.** U and D are multilinear in the independent labels, so with eᵢ = yᵢ − pᵢ
-they decompose exactly (Hoeffding's decomposition of a polynomial of independent variables):
-
-    U − E[U] = Σₖ gₖeₖ − Σ_{i<j} eᵢeⱼ,   D − E[D] = Σₖ g′ₖeₖ − 2·Σ_{i<j} eᵢeⱼ,
-
-with gₖ = Q<ₖ + ½Q=ₖ − P>ₖ − ½P=ₖ (the expected negatives below k and ties, less the
-expected positives above k and ties, k itself excluded: k's expected placement as a
-positive less its placement as a negative, DeLong's structural components with expected
-counts) and g′ₖ = (n − 1 − S + pₖ) − (S − pₖ). The two parts are uncorrelated, so with
-vₖ = pₖqₖ and W = Σ_{i<j} vᵢvⱼ the delta method for the ratio gives
-
-    Var(U/D) ≈ [Σₖ vₖ(gₖ − R·g′ₖ)² + (1 − 2R)²·W] / E[D]²,   R = AUĈ,
-
-and its second-order bias E[U/D] − R ≈ (R·Var D − Cov(U, D))/E[D]² with
-Var D = Σ vₖg′ₖ² + 4W and Cov(U, D) = Σ vₖgₖg′ₖ + 2W. The bias is of order 1/n and the
-standard error of order 1/√n: ``benchmarks/estimate.py`` measures both against simulated
-labels, and the tests check the coverage of the standard error.
-
-Everything here is O(n log n) (one sort) in numpy floats: the read-time companion of the
-exact, incremental sums of :class:`~driftwatch.core.estimation.window.EstimatedWindow`, and
-what the self-check computes per block.
+O(n log n) (one sort) in numpy floats: the read-time companion of
+:class:`~driftwatch.core.estimation.window.EstimatedWindow`'s exact sums, used per block by the self-check.
 
 References:
     NannyML documentation, "Confidence-based Performance Estimation (CBPE)" (how it works).
