@@ -30,8 +30,8 @@ prediction and counts no label twice.
 
 Costs (n pending records of one side, M models): :meth:`Join.add_prediction` O(log n),
 :meth:`Join.add_label` O(M + log n), amortized, plus O(log n) per expiry; exporting the state
-O(n + remember), restoring it O(n log n + remember). Memory: at most M·``max_pending`` predictions, ``max_pending_labels`` labels and ``remember``
-joined ids, whatever the input.
+O(n + remember), restoring it O(n log n + remember). Memory: at most M·``max_pending``
+predictions, ``max_pending_labels`` labels and ``remember`` joined ids, whatever the input.
 """
 
 from __future__ import annotations

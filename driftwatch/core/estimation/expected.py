@@ -26,8 +26,8 @@ with DeLong's structural components as expected counts, through the delta method
 ratio, with its second-order bias (both measured by ``benchmarks/estimate.py``). The
 derivation: docs/estimation.md#the-expected-auc-pairs-and-its-variance.
 
-O(n log n) (one sort) in numpy floats: the read-time companion of
-:class:`~driftwatch.core.estimation.window.EstimatedWindow`'s exact sums, used per block by the self-check.
+O(n log n) (one sort) in numpy floats: the read-time companion of the exact sums of
+:class:`~driftwatch.core.estimation.window.EstimatedWindow`, used per block by the self-check.
 
 References:
     NannyML documentation, "Confidence-based Performance Estimation (CBPE)" (how it works).

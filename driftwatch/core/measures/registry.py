@@ -26,19 +26,10 @@ Four kinds of entries (:attr:`Measure.kind`):
 The order of registration is the order of reports: the window's measures come out as
 ``auc`` first, then the crisp measures, then anything registered later.
 
-**Plug-ins.** A package adds window measures by declaring :class:`Measure` objects as entry
-points in the ``driftwatch.measures`` group, named as the measure::
-
-    [project.entry-points."driftwatch.measures"]
-    mean_score = "my_package.measures:MEAN_SCORE"
-
-They are registered on the first read of the registry that needs every measure (:func:`get`,
-:func:`find`, :func:`measures`, :func:`window_measures`, :func:`watchable_names`,
-:func:`unwatchable_reason`), or by :func:`load_plugins`, so a settings file may watch them and
-``driftwatch run`` exports them. One that cannot be used (it fails to import, is not a
-``Measure``, is not a window measure, is named unlike its entry point, takes a built-in's
-name or another package's) is left out and logged; :func:`plugin_errors` says why, and so does
-the settings' error for a watch that names it.
+**Plug-ins** are :class:`Measure` objects declared as entry points in the
+``driftwatch.measures`` group, registered on the first read that needs every measure (or by
+:func:`load_plugins`); one that cannot be used is left out and logged, and :func:`plugin_errors`
+says why: docs/plugins.md#when-plug-in-measures-are-registered-and-which-are-refused.
 
 Example: the mean score of the window, which no confusion formula gives, as a hook:
 

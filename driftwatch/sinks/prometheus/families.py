@@ -19,7 +19,8 @@ duplicated ``process_start_time_seconds``), are still exported until 0.3.0:
 
 Undefined values are omitted, not exported as NaN; detector state is one ordinal gauge (0, 1,
 2); every alarm counter and floored threshold exists at 0 before its first event; the alert
-thresholds are gauges beside the measures they judge. Why: docs/exporters.md#why-the-prometheus-families-look-as-they-do.
+thresholds are gauges beside the measures they judge. Why:
+docs/exporters.md#why-the-prometheus-families-look-as-they-do.
 """
 
 from __future__ import annotations
