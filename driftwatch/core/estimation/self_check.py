@@ -8,34 +8,16 @@ the labels of estimated predictions arrive, the two can be compared, and
 (:class:`~driftwatch.core.detectors.cusum.Cusum`, whose threshold follows from a target
 in-control run length).
 
-**Blocks close on expected information.** Labelled predictions are collected, in the order
-their labels arrive, into non-overlapping blocks; a block closes once its *expected*
-positives Σp and negatives Σ(1 − p) both reach ``min_expected``. The boundary depends on the
-scores only, never on the labels, so given a block's scores its labels are independent
-Bernoulli(pᵢ) draws and everything :mod:`~driftwatch.core.estimation.expected` derives holds
-exactly for it (a block that closed on its realized counts would end on a label of the rarer
-class, which biases what it measures). With ``min_seconds`` a block also spans that much
-record time (a monitor's ``block_seconds``): a time does not depend on the labels given the
-scores either, and at high traffic blocks are fewer and larger. Blocks share no prediction,
-so their z-scores are independent while the calibration holds.
-
-**Per block**, each measure of :data:`CHECKED_MEASURES` gets a z-score of its realized value
-against its distribution given the block's scores and probabilities:
-
-- ``prevalence``: the number of positive labels against its Poisson-binomial distribution
-  (calibration in the large);
-- ``false_negative_rate``, ``false_positive_rate``: FN/P and FP/N against their exact
-  distribution, FN and TP (FP and TN) being independent Poisson-binomial counts over the
-  predictions of each side; the pmfs are exact (:func:`poisson_binomial_pmf`) and every
-  outcome's rate is compared with the realized one by cross-multiplied integers;
-
-  those three by the mid-p transform z = Φ⁻¹(P(X < x) + ½·P(X = x)), close to N(0, 1) for
-  discrete counts and never heavier-tailed (Lancaster 1961);
-- ``auc``: (realized − estimate − bias)/SE on the arcsine-square-root scale
-  (:mod:`~driftwatch.core.estimation.expected` gives the estimate, its second-order bias and
-  its standard error), which makes the skewed distribution of a small block's AUC
-  symmetric (skewness −0.48 → 0.07 at 20 + 20 expected, as the labelled block watches'
-  transform does for theirs).
+**Blocks close on expected information**: once the expected positives Σp and negatives
+Σ(1 − p) both reach ``min_expected`` (and, with ``min_seconds``, span that much record time),
+never on the labels, so given a block's scores its labels are independent Bernoulli(pᵢ) draws
+and :mod:`~driftwatch.core.estimation.expected` holds exactly for it. **Per block**, each
+measure of :data:`CHECKED_MEASURES` gets a z-score of its realized value against its
+distribution given the scores: ``prevalence``, ``false_negative_rate`` and
+``false_positive_rate`` from exact Poisson-binomial pmfs (:func:`poisson_binomial_pmf`) by
+the mid-p transform (Lancaster 1961); ``auc`` on the arcsine-square-root scale, less the
+estimate's bias, over its standard error. Why each choice:
+docs/estimation.md#how-the-self-check-scores-a-block.
 
 Signs are "realized minus estimated": a negative AUC z, or a positive error-rate z, means the
 model does worse than its scores promise. Under calibration the z-scores are close to
