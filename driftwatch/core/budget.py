@@ -30,10 +30,8 @@ Three clamps, each making the test stricter than the budget needs, never looser:
   that a watch asks :func:`~driftwatch.core.sequential.cusum_threshold` for a handful of
   cached thresholds instead of a new one per block.
 
-Without record time (events without ``ts``) the duration of a block is unknown: each block is
-counted as ``block_seconds`` (the least a timed block spans), so the budget holds per block
-for a model that closes at most one block per ``block_seconds``, and not in time beyond that
-(``driftwatch_record_time`` is then 0).
+Without record time (events without ``ts``) each block counts as ``block_seconds``, so the
+budget holds per block, not in time (docs/detection.md#record-time).
 
 **In-control means "within the tolerance".** The budget is spent at the worst case the
 indifference zone tolerates (a sustained change of half the minimum effect, or nearly all of

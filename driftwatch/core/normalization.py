@@ -7,9 +7,8 @@ most x (Brzezinski et al. 2019, eq. 10)::
 
     N(M, P, N, x) = #{cells with M ≤ x} / ((P+1)(N+1))
 
-Ties count as ≤, a value undefined in a cell (0/0) counts as 0, and an undefined observed value
-(x NaN) normalizes to NaN. Counting undefined cells as 0 is what the authors' code does, and
-what reproduces their worked example (below).
+Ties count as ≤; a cell whose value is undefined (0/0) counts as 0, as in the authors' code
+and their worked example (below); an undefined observed value (x NaN) normalizes to NaN.
 
 How, without enumerating the grid: once undefined cells count as 0, each of the eight
 normalizable measures is non-increasing in FP along each row and non-decreasing in TP along
@@ -18,10 +17,9 @@ error bound: docs/design.md#class-ratio-normalization-without-enumerating-the-gr
 line holds its counted cells as a suffix: the count sums, per line along the smaller class
 (:class:`~driftwatch.core.measures.registry.Normalization` says which), its length minus the
 first index whose value is ≤ x, a closed-form guess verified on two cells with crisp.py's own
-functions and bisected when it fails; every comparison is one brute force makes. Cost: two
-measure evaluations per line, O(``_CHUNK``) memory; ``threshold`` takes a few counts and
-caches its last 1024 answers (the algorithm and its cost in full: the same page).
-Exactness assumes P + N < 2**26, the range where crisp.py's array and scalar paths agree.
+functions and bisected when it fails; every comparison is one brute force makes. Two measure
+evaluations per line, O(``_CHUNK``) memory; ``threshold`` caches its last 1024 answers.
+Exact for P + N < 2**26, where crisp.py's array and scalar paths agree.
 
 Examples:
     The worked example of Brzezinski et al. 2019 (§III-B): 506 of the 1661 confusion matrices at

@@ -1,12 +1,9 @@
 """The indifference zone: test "worse by at least the minimum effect", not "changed at all".
 
-A CUSUM on z-scores proves smaller and smaller changes as the blocks grow: at 10 000 events a
-second a 30-second block's AUC has a standard error of about 0.0007, so a z-score test calls
-a 0.005 drop certain within minutes. Nobody acts on that (the same effect as DeLong's test on
-long comparisons, which ``compare --min-difference`` answers). A blocks watch therefore tests
-a composite hypothesis in the measure's own units, Wald's indifference zone: with the minimum
-effect δ (``min_effect_auc``, ``min_effect_rate``) and s_b a block's standard deviation in
-the measure's units (the block's sampling error and its reference's),
+A z-score CUSUM on ever more precise blocks proves ever smaller changes (why that is useless:
+docs/detection.md#why-an-indifference-zone). A blocks watch therefore tests Wald's
+indifference zone in the measure's units, with the minimum effect δ (``min_effect_auc``,
+``min_effect_rate``) and s_b a block's standard deviation in those units:
 
 - **in control: worse by at most the tolerance τ = max(δ/2, δ − s_b)**. Each block's
   evidence is its z-score against the reference *moved by τ in the bad direction*, u (N(0, 1)
@@ -32,8 +29,7 @@ what it knows (the weighted CUSUM). k_b is rounded up to a grid of :data:`ALLOWA
 steps per doubling, which moves the boundary up by at most 9 % of k_b·s_b and lets the
 thresholds be cached.
 
-With δ = 0 the zone is empty: u is the block's plain z-score and k_b = k, the CUSUM of
-earlier versions.
+With δ = 0 the zone is empty: u is the plain z-score and k_b = k, the CUSUM of old.
 
 References:
     A. Wald (1947). *Sequential Analysis*, Wiley (the indifference zone between the

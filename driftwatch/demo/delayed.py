@@ -30,14 +30,8 @@ agent's estimated performance on (:func:`estimate_settings`, ``calibration: assu
    estimate's self-check raises a ``calibration_drift`` alarm (the estimate is then
    untrusted until it is refitted on the next labels).
 
-The estimate "falls" in the verdict when it is first below the midpoint of the AUC before and
-after the shift (0.85), read from the agent's snapshots (every 0.25 s) at the time of the
-latest prediction.
-
-Both alarms are stamped with the record time they became known (``Alarm.event_time``): a
-score alarm with its prediction's time, a labelled alarm with the time of the label that
-raised it (:mod:`driftwatch.core.join`), so the lead time is their difference, on the
-records' clock, whatever the agent's processing speed.
+The verdict's rules (when the estimate "falls", and why the lead time is on the records'
+clock): docs/demo.md#how-the-verdict-reads-the-story.
 
 **The end.** Labels due more than ``--label-delay`` seconds after the last prediction are not
 sent (the heavy tail would otherwise keep the demo waiting for minutes); their predictions

@@ -2,9 +2,9 @@
 
 A monitor or drift detector can only be judged against a stream whose truth is known: where
 the concept changed, what kind of change it was, and what the population AUC and class ratio
-were at every event. This module produces such streams. It is pure and deterministic: the same
-scenario and seed always give the same events, on any machine, and nothing here reads the
-clock, the environment or a file (time arrives as ``ts = start_ts + index / rate``).
+were at every event. This package produces such streams, pure and deterministic: the same
+scenario and seed give the same events on any machine; nothing here reads the clock, the
+environment or a file (time arrives as ``ts = start_ts + index / rate``).
 
 The scoring model is the equal-variance binormal model (:class:`BinormalModel`, Hanley &
 McNeil 1982), whose population AUC is exactly the requested one; the scenarios
@@ -28,8 +28,7 @@ Example:
     >>> events == list(generate("sudden_auc_drop", seed=7, length=1000))
     True
 
-The same stream as the records a producer would send (the default settings' field names;
-pass ``fmt=settings.events.event_format()`` for others):
+As the records a producer would send (pass ``fmt=settings.events.event_format()`` for others):
 
     >>> next(iter(stream.records(model="churn")))
     {'label': 0, 'score': 0.485..., 'ts': 0.0, 'model': 'churn'}

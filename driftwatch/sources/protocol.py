@@ -1,5 +1,4 @@
-"""What a source of records is: the :class:`Source` protocol the agent's loop reads, and the
-:class:`SourceRecord` protocol of what it yields.
+"""What a source of records is: the :class:`Source` protocol and its :class:`SourceRecord`.
 
 A source hands the agent records in batches and is told which of them are durable. Its
 duties, in the order the loop meets them:

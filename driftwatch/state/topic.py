@@ -28,16 +28,15 @@ Records (key and value are JSON; the key's first element says what the record is
 One record per model (or per chunk) keeps every record under the broker's message size limit
 whatever the number of models, and lets a new owner read only what it needs to restore.
 
-**Why a restore is exact without transactions** (the whole argument, with the join, several
-writers and models spread over partitions: docs/state.md#the-argument-for-exactness). Every
-record of input partition ``(topic, p)`` goes to state partition ``p mod n`` (``n`` named in
-the header; :mod:`driftwatch.state.topic_layout`). A save writes the model records, then the
-join records, then the meta records, acks=all, flushes, and only then commits offsets. Every
-``m`` record is a consistent pair (a state and the offsets it covers), so a restore resumes
-each partition at the *smallest* offset any of its records covers and each model skips the
-records below its own; a partition without a meta record restores nothing. Whole-stream
-sidecars writing the same keys are exact for the same reason, but not with ``join`` (they
-keep the file). :meth:`StateTopicStore.load` keeps the last record per key.
+**Why a restore is exact without transactions** (in full:
+docs/state.md#the-argument-for-exactness). Every record of input partition ``(topic, p)`` goes
+to state partition ``p mod n`` (``n`` in the header; :mod:`driftwatch.state.topic_layout`). A
+save writes the model records, then the join records, then the meta records, acks=all, flushes,
+and only then commits offsets. Every ``m`` record is a consistent pair (a state and the offsets
+it covers), so a restore resumes each partition at the *smallest* offset any of its records
+covers and each model skips the records below its own; a partition without a meta record
+restores nothing. Whole-stream sidecars writing the same keys are exact for the same reason,
+but not with ``join`` (they keep the file). A load keeps the last record per key.
 """
 
 from __future__ import annotations

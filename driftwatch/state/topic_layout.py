@@ -1,5 +1,4 @@
-"""Where the state topic keeps each input partition's records, and the refusal of a topic
-whose records are elsewhere.
+"""The state topic's layout: where each partition's records go, and refusing any other layout.
 
 **The mapping.** Every record whose home is input partition ``(topic, p)`` (its meta ``p``
 record, its models' ``m`` records and their ``c`` chunks, its join shard's ``j`` record) is
@@ -7,8 +6,7 @@ written to state partition ``p mod n``, ``n`` being the state topic's partition 
 brokers report it. So a restore of input partitions ``P`` reads only the state partitions
 ``{p mod n : p in P}``: with ``n`` at least the input's partition count, one input
 partition's restore reads one state partition, whatever the other partitions hold. Input
-partitions of different topics with the same number share a state partition (a join's
-predictions and labels topics, whose shard is stored under the first of them, do too).
+partitions of different topics with the same number share one, as do a join shard's topics.
 
 **Why the layout must be checked.** Compaction keeps the last record of a key within a
 partition, never across partitions. A key written to two partitions (once under another
@@ -37,10 +35,8 @@ refused (:func:`refusal`, naming ``checkpoint.topic``) when a record it holds sa
   an input partition's state outside the partition its restore reads, which would then
   resume it as never saved.
 
-Migrating in place (rewrite each key in its new partition, tombstone the
-old) is not done: a crash between the two leaves a key live in two partitions, the very
-ambiguity above, and marking a migration as finished would need a second protocol; a new
-topic name costs one rebuild of the windows from the retained log.
+Migrating in place is not done (why:
+docs/brokers.md#why-driftwatch-does-not-migrate-a-state-topic-in-place).
 """
 
 from __future__ import annotations
