@@ -60,13 +60,12 @@ from driftwatch.replay.report import to_json
 from driftwatch.replay.run import (
     MAX_KEPT_BAD_RECORDS,
     TOO_MANY_MODELS,
-    BadRecord,
     Replay,
     ReplayAlarm,
     ReplayResult,
     run,
 )
-from driftwatch.replay.sources import JsonLinesSource
+from driftwatch.replay.sources import BadRecord, JsonLinesSource
 from driftwatch.simulate import generate
 
 START_TS = 1_717_200_000

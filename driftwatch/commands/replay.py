@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from driftwatch.decoding.decoder import EventFormat
     from driftwatch.replay.parallel import MakeReplay
     from driftwatch.replay.progress import Progress
-    from driftwatch.replay.run import BadRecord, Replay, ReplayResult
-    from driftwatch.replay.sources import ReplayInput
+    from driftwatch.replay.run import Replay, ReplayResult
+    from driftwatch.replay.sources import BadRecord, ReplayInput
     from driftwatch.settings import Settings
 
 SHOWN_LIVE_BAD_RECORDS = 10

@@ -31,23 +31,13 @@ from driftwatch.core.comparison.wilcoxon import WilcoxonResult, wilcoxon_signed_
 from driftwatch.core.comparison.window import PairedWindow
 from driftwatch.core.measures.block import average_auc
 from driftwatch.decoding.decoder import Rejected
-from driftwatch.replay.sources import ReplayRecord
+from driftwatch.replay.sources import BadRecord, ReplayRecord
 
 FOLDS = 10
 """Random folds of Bifet et al.'s (2015) k-fold scheme (§3: each event is tested in one fold)."""
 
 MAX_KEPT_BAD_RECORDS = 1000
 """Bad records kept with their position; all are counted."""
-
-
-@dataclass(frozen=True, slots=True)
-class BadRecord:
-    """A record that did not become (half of) a paired event: where, and why."""
-
-    position: int
-    partition: int | None
-    reason: str
-    detail: str
 
 
 @dataclass(slots=True)

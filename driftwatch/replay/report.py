@@ -16,7 +16,8 @@ from typing import Any
 from driftwatch.core.delayed import JoinSnapshot
 from driftwatch.core.estimation.watch import EstimateView
 from driftwatch.core.measures.block import average_auc
-from driftwatch.replay.run import BadRecord, ReplayAlarm, ReplayResult
+from driftwatch.replay.run import ReplayAlarm, ReplayResult
+from driftwatch.replay.sources import BadRecord
 
 SHOWN_BAD_RECORDS = 20
 """Bad records listed in the table (all are counted; ``--json`` lists up to 1000)."""

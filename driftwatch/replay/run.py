@@ -40,9 +40,9 @@ from driftwatch.pipeline import (
     Pipeline,
 )
 from driftwatch.replay.series import Series, SeriesRecorder, default_measures
-from driftwatch.replay.sources import BAD_CSV, ReplayRecord
+from driftwatch.replay.sources import BAD_CSV, BadRecord, ReplayRecord
 
-__all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "BadRecord", "Replay", "ReplayAlarm",
+__all__ = ["MAX_KEPT_BAD_RECORDS", "TOO_MANY_MODELS", "Replay", "ReplayAlarm",
            "ReplayResult", "merge", "run"]
 
 Where = ReplayRecord | int
@@ -60,16 +60,6 @@ FIELD_SAMPLE_RECORDS = 5
 """While no record has become an event, the top-level fields of this many rejected JSON
 objects are kept, so a replay that rejects everything can say which fields the records have
 (most often the settings name other fields than the producer writes)."""
-
-
-@dataclass(frozen=True, slots=True)
-class BadRecord:
-    """A record that did not become an event: where, and the decoder's reason."""
-
-    position: int  # line number, or offset within ``partition``
-    partition: int | None
-    reason: str
-    detail: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,17 @@ class ReplayRecord:
         return f"partition {self.partition} offset {self.position}"
 
 
+@dataclass(frozen=True, slots=True)
+class BadRecord:
+    """A :class:`ReplayRecord` that did not become an event (for compare, half of a paired
+    event): where, and the decoder's reason. Replay and compare keep the first ones."""
+
+    position: int  # line number, or offset within ``partition``
+    partition: int | None
+    reason: str
+    detail: str
+
+
 class ReplayInput(Protocol):
     """An iterable of records that can say how far it has got."""
 

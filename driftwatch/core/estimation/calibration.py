@@ -74,9 +74,10 @@ class IdentityCalibration:
 
 
 @dataclass(frozen=True, slots=True)
-class Block:
-    """One block of the isotonic fit: the distinct scores ``first`` … ``last`` pooled, with
-    ``positives`` of ``events`` labelled 1; its fitted probability is their ratio."""
+class IsotonicStep:
+    """One step of the isotonic fit (a pooled block of PAV, not a detector's
+    :class:`~driftwatch.core.blocks.Block`): the distinct scores ``first`` … ``last`` pooled,
+    with ``positives`` of ``events`` labelled 1; its fitted probability is their ratio."""
 
     first: float
     last: float
@@ -88,7 +89,7 @@ class Block:
         return self.positives / self.events
 
 
-def pav(y_true: Sequence[object], y_score: Sequence[object]) -> list[Block]:
+def pav(y_true: Sequence[object], y_score: Sequence[object]) -> list[IsotonicStep]:
     """The isotonic regression of labels on scores, as pooled blocks in score order.
 
     Events are grouped by distinct score first (ties share one fitted value), then adjacent
@@ -124,7 +125,7 @@ def pav(y_true: Sequence[object], y_score: Sequence[object]) -> list[Block]:
             block = [below[0], block[1], below[2] + block[2], below[3] + block[3]]
         stack.append(block)
         i = j
-    return [Block(*block) for block in stack]
+    return [IsotonicStep(*block) for block in stack]
 
 
 class IsotonicCalibration:
