@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import NamedTuple, TypeVar
 
-__all__ = ["Problem", "describe", "scan"]
+__all__ = ["Problem", "describe", "lookup", "scan"]
 
 T = TypeVar("T")
 
@@ -72,6 +72,27 @@ def scan(group: str, what: str, builtins: Mapping[str, object],
             except ValueError as exc:
                 problems[name] = Problem(f"{where} {exc}", exc)
     return plugins, problems
+
+
+def lookup(name: str, what: str, builtins: Mapping[str, T],
+           scanned: Callable[[], tuple[dict[str, T], dict[str, Problem]]],
+           broken: Callable[[str], Exception]) -> T:
+    """The entry ``name`` of a registry: a built-in, else a usable plug-in.
+
+    The plug-ins are scanned (``scanned()``) only when ``name`` is no built-in. A broken
+    plug-in raises ``broken(its problem)``; an unknown name a ``ValueError`` listing every
+    known name, so a registry's messages read alike whatever it holds.
+    """
+    builtin = builtins.get(name)
+    if builtin is not None:
+        return builtin
+    plugins, problems = scanned()
+    if name in plugins:
+        return plugins[name]
+    if name in problems:
+        raise broken(problems[name].message) from problems[name].cause
+    known = ", ".join(sorted({*builtins, *plugins}))
+    raise ValueError(f"unknown {what} {name!r}; known {what}s: {known}")
 
 
 def _path(obj: object) -> str | None:

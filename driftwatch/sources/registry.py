@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from driftwatch.core.plugins import Problem, scan
+from driftwatch.core.plugins import Problem, lookup, scan
 from driftwatch.sources.jsonl import jsonl_source
 from driftwatch.sources.protocol import Source, SourceContext
 from driftwatch.sources.record import Record
@@ -97,16 +97,7 @@ def plugin_errors() -> dict[str, str]:
 def get(name: str) -> SourceFactory:
     """The factory of source ``name``: ``ValueError`` listing the known names for an unknown
     one, :class:`SourcePluginError` saying what is wrong with a broken plug-in."""
-    builtin = BUILTINS.get(name)
-    if builtin is not None:
-        return builtin
-    plugins, problems = _scan()
-    if name in plugins:
-        return plugins[name]
-    if name in problems:
-        raise SourcePluginError(problems[name].message) from problems[name].cause
-    known = ", ".join([*BUILTINS, *sorted(plugins)])
-    raise ValueError(f"unknown source {name!r}; sources: {known}")
+    return lookup(name, "source", BUILTINS, _scan, SourcePluginError)
 
 
 def option_names(factory: SourceFactory) -> tuple[str, ...]:

@@ -64,7 +64,7 @@ def context() -> SourceContext:
 
 def test_builtins_come_first_and_unknown_names_list_the_known_ones() -> None:
     assert list(sources.available())[:2] == ["kafka", "jsonl"]
-    with pytest.raises(ValueError, match="unknown source 'nope'; sources: kafka, jsonl"):
+    with pytest.raises(ValueError, match="unknown source 'nope'; known sources: jsonl, kafka"):
         sources.get("nope")
 
 
@@ -133,7 +133,7 @@ def test_the_default_source_is_kafka_with_the_state_topic() -> None:
 
 def test_an_unknown_source_is_an_error_at_source_kind() -> None:
     assert errors(source={"kind": "kafak"}) == {
-        ("source", "kind"): "unknown source 'kafak'; sources: kafka, jsonl"}
+        ("source", "kind"): "unknown source 'kafak'; known sources: jsonl, kafka"}
 
 
 def test_options_are_checked_against_the_factory_signature() -> None:

@@ -38,7 +38,7 @@ from driftwatch.core.detectors.base import Detector
 from driftwatch.core.detectors.cusum import Cusum
 from driftwatch.core.detectors.ddm import DDM
 from driftwatch.core.detectors.page_hinkley import PageHinkley
-from driftwatch.core.plugins import Problem, scan
+from driftwatch.core.plugins import Problem, lookup, scan
 
 __all__ = [
     "BUILTINS",
@@ -88,16 +88,7 @@ def get(name: str) -> type[Detector]:
     """
     if not isinstance(name, str):
         raise ValueError(f"name must be a detector name (a string), got {name!r}")
-    builtin = BUILTINS.get(name)
-    if builtin is not None:
-        return builtin
-    plugins, problems = _scan()
-    if name in plugins:
-        return plugins[name]
-    if name in problems:
-        raise DetectorPluginError(problems[name].message) from problems[name].cause
-    known = ", ".join(sorted({*BUILTINS, *plugins}))
-    raise ValueError(f"unknown detector {name!r}; known detectors: {known}")
+    return lookup(name, "detector", BUILTINS, _scan, DetectorPluginError)
 
 
 def create(name: str, **params: Any) -> Detector:
