@@ -46,7 +46,6 @@ from benchmarks.score_models import AUC_LEVEL, MODELS, parameter, scores, share
 from driftwatch.core.block_rates import RateStandardizer
 from driftwatch.core.blocks import AUCStandardizer, BlockCollector
 from driftwatch.core.budget import block_arl
-from driftwatch.core.config import DEFAULT_BLOCK_SECONDS, DEFAULT_DAYS_PER_FALSE_ALARM
 from driftwatch.core.detectors import Cusum
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import (
@@ -56,6 +55,7 @@ from driftwatch.core.monitor import (
     Monitor,
     MonitorConfig,
 )
+from driftwatch.core.monitor_config import DEFAULT_BLOCK_SECONDS, DEFAULT_DAYS_PER_FALSE_ALARM
 
 SEED = 7_000_000
 RATIOS = (1 / 15, 1 / 4, 1.0, 4.0, 15.0)  # positives : negatives

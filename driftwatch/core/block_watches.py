@@ -22,9 +22,9 @@ from typing import Any
 from driftwatch.core.block_rates import RateScore
 from driftwatch.core.blocks import AUCScore, AUCStandardizer, Block, BlockCollector
 from driftwatch.core.budget import block_arl, counted_seconds, expected_false_alarms
-from driftwatch.core.config import FALSE_NEGATIVE_RATE, MonitorConfig
 from driftwatch.core.detectors.base import DetectorState
 from driftwatch.core.detectors.cusum import Cusum
+from driftwatch.core.monitor_config import FALSE_NEGATIVE_RATE, MonitorConfig
 from driftwatch.core.report import Alarm, BudgetView, Level
 from driftwatch.core.watch_state import WatchState
 

@@ -25,7 +25,7 @@ Its whole state can be exported as plain data and restored exactly, so the agent
 checkpoint it and resume after a restart as if it had never stopped.
 
 What goes in and what comes out have modules of their own: the configuration and its checks
-in :mod:`driftwatch.core.config`, the alarms and snapshots in :mod:`driftwatch.core.report`.
+in :mod:`driftwatch.core.monitor_config`, the alarms and snapshots in :mod:`driftwatch.core.report`.
 This module re-exports their names (``__all__``), so that a monitor's user needs one import.
 """
 
@@ -38,7 +38,11 @@ from typing import Any
 from driftwatch.core.adaptive_window import AdaptiveWindow
 from driftwatch.core.block_watches import BlockWatches
 from driftwatch.core.blocks import Block, delong
-from driftwatch.core.config import (
+from driftwatch.core.detectors.base import Detector, DetectorState
+from driftwatch.core.estimation.watch import CALIBRATION_DRIFT, EstimateWatch
+from driftwatch.core.events import Event
+from driftwatch.core.measures import registry as measure_registry
+from driftwatch.core.monitor_config import (
     BLOCK_MEASURES,
     DEFAULT_BLOCK_MIN_CLASS,
     DEFAULT_BLOCK_WARMUP,
@@ -57,10 +61,6 @@ from driftwatch.core.config import (
     Watch,
     build_detectors,
 )
-from driftwatch.core.detectors.base import Detector, DetectorState
-from driftwatch.core.estimation.watch import CALIBRATION_DRIFT, EstimateWatch
-from driftwatch.core.events import Event
-from driftwatch.core.measures import registry as measure_registry
 from driftwatch.core.normalization import normalize, threshold
 from driftwatch.core.report import Alarm, BudgetView, Level, Snapshot
 from driftwatch.core.watch_state import WatchState

@@ -11,8 +11,8 @@ import math
 
 from driftwatch.core.block_rates import RateStandardizer
 from driftwatch.core.blocks import AUCStandardizer
-from driftwatch.core.config import MonitorConfig, Watch, build_detectors
 from driftwatch.core.detectors.base import Detector, DetectorState
+from driftwatch.core.monitor_config import MonitorConfig, Watch, build_detectors
 
 STABLE = DetectorState.STABLE
 

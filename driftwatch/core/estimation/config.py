@@ -1,7 +1,7 @@
 """How a monitor estimates its model's performance: the calibration and the self-check's run
 length, checked when built.
 
-An :class:`EstimationConfig` in a :class:`~driftwatch.core.config.MonitorConfig` turns the
+An :class:`EstimationConfig` in a :class:`~driftwatch.core.monitor_config.MonitorConfig` turns the
 estimate on (:mod:`driftwatch.core.estimation.watch`). Where the calibration comes from:
 
 - ``assume``: the scores are calibrated probabilities (the identity);

@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.core.config import MonitorConfig
 from driftwatch.core.detectors.base import DetectorState
 from driftwatch.core.detectors.cusum import Cusum
 from driftwatch.core.estimation.calibration import (
@@ -62,6 +61,7 @@ from driftwatch.core.estimation.expected import Estimate
 from driftwatch.core.estimation.reliability import CalibrationReport, calibration_report
 from driftwatch.core.estimation.self_check import CheckBlock, SelfStarting
 from driftwatch.core.events import check_label, check_score
+from driftwatch.core.monitor_config import MonitorConfig
 from driftwatch.core.state import check_state
 
 CALIBRATION_DRIFT = "calibration_drift"
