@@ -51,3 +51,21 @@ def test_every_relative_link_resolves(page: Path) -> None:
             if fragment not in {anchor(h) for h in headings}:
                 broken.append(f"{url}: no such heading")
     assert broken == []
+
+
+def test_every_docs_pointer_in_the_code_resolves() -> None:
+    """Docstrings keep what a reader of the code needs and point to ``docs/page.md#heading``
+    for the rest: every such pointer names a page and, with a ``#``, one of its headings."""
+    broken = []
+    for module in sorted((ROOT / "driftwatch").rglob("*.py")):
+        for page, fragment in re.findall(r"docs/([\w.-]+\.md)(?:#([\w-]+))?",
+                                         module.read_text(encoding="utf-8")):
+            target = ROOT / "docs" / page
+            where = f"{module.relative_to(ROOT)}: docs/{page}#{fragment}"
+            if not target.exists():
+                broken.append(f"{where}: no such file")
+            elif fragment:
+                headings = re.findall(r"^#+ (.*)$", target.read_text(encoding="utf-8"), re.M)
+                if fragment not in {anchor(h) for h in headings}:
+                    broken.append(f"{where}: no such heading")
+    assert broken == []
