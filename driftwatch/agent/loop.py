@@ -27,7 +27,7 @@ retried, counted, makes ``/readyz`` 503 and is never followed by a commit; nothi
 unless records were processed since the last save; at a stop the agent flushes the
 dead-letter producer, saves, then commits (a crash between them re-delivers, never loses),
 and :class:`NeverReady` names the problem of an agent stopped before it was ever ready. Bad
-records and models beyond ``limits.max_models`` are counted, dead-lettered and skipped.
+records and models beyond ``limits.max_models`` are counted, dead-lettered (with a topic), skipped.
 """
 
 from __future__ import annotations
