@@ -99,3 +99,33 @@ def test_close_returns_when_nothing_listens(caplog: pytest.LogCaptureFixture) ->
     with caplog.at_level(logging.WARNING, logger="driftwatch.sinks.otlp.sink"):
         sink.close()
     assert any("failed" in r.getMessage() for r in caplog.records)
+
+
+def test_the_export_level_applies_to_otlp_as_to_metrics() -> None:
+    """``metrics.per_model: minimal`` keeps a model's AUC and drops its other measures, in the
+    OTLP export as on ``/metrics``."""
+    from driftwatch.sinks.otlp.sink import OtlpSink
+
+    def snapshot() -> AgentSnapshot:
+        model = Snapshot(model="fraud", events=100, positives=10, negatives=90,
+                         values={"auc": 0.9, "f1": 0.5}, normalized={}, thresholds={},
+                         detector_states={}, alarms={}, last_event_time=T0,
+                         last_alarm_time=math.nan)
+        return AgentSnapshot(monitors=(model,), rejected={}, consumer_lag={}, ready=True,
+                             started_time=T0)
+
+    source = Published(snapshot=snapshot, comparisons=None, ready=lambda: True,
+                       not_ready_reasons=lambda: ())
+    exported = {}
+    for level in ("all", "minimal"):
+        with otlp_receiver() as receiver:
+            settings = OtlpExporterSettings(enabled=True, endpoint=receiver.url,
+                                            interval_seconds=3600, compression="none")
+            sink = OtlpSink(source, settings, thresholds=None, per_model=level)
+            sink.start()
+            sink.close()  # one export, at close
+            exported[level] = samples(receiver.requests[-1])
+    measures = {level: {dict(labels)["measure"] for (name, labels) in got
+                        if name == "driftwatch_measure"}
+                for level, got in exported.items()}
+    assert measures == {"all": {"auc", "f1"}, "minimal": {"auc"}}
