@@ -111,3 +111,16 @@ def test_join_partitions_assigned_apart_are_named() -> None:
     assert shards.apart(together) == []
     assert shards.apart(together | {TopicPartition("lab", 1), TopicPartition("pred", 2)}) == [
         ("lab", 1), ("pred", 2)]
+
+
+def test_the_state_topic_is_sized_from_the_input_topics() -> None:
+    """With ``checkpoint.topic_partitions`` unset, the store is given the input topics, whose
+    largest partition count sizes the state topic it creates."""
+    from driftwatch.agent.checkpointer import checkpoint_store
+    from driftwatch.state.topic import StateTopicStore
+
+    store = checkpoint_store(Settings.model_validate(
+        {"kafka": {"topics": ["predictions", "labels"]}}))
+    assert isinstance(store, StateTopicStore)
+    assert store.input_topics == ("predictions", "labels")
+    assert store.partitions is None  # unset: read from the input topics when created
