@@ -471,13 +471,33 @@ def test_broker_loss_and_return(broker: Broker) -> None:
     create_topic(broker.bootstrap)
     before = produce(broker.bootstrap, values("before", 20))
     assignments: list[set[TopicPartition]] = []
+    returned: dict[TopicPartition, int] = {}  # the next offset after what poll returned
 
-    def on_assigned(partitions: set[TopicPartition]) -> None:
+    def on_assigned(partitions: set[TopicPartition]) -> dict[TopicPartition, int] | None:
         assignments.append(partitions)
+        if not broker.persistent:  # an empty broker: its log starts again at 0
+            return None
+        # Apache Kafka may rebalance the group after its restart, possibly only once the
+        # records produced after the outage were polled: resume where the caller got to,
+        # as the agent does (its positions), not at the group's commit, which would
+        # deliver them again.
+        return {tp: returned[tp] for tp in partitions if tp in returned}
+
+    class Tracked:
+        """The source, noting the position after each record it returns."""
+
+        def __init__(self, source: KafkaSource) -> None:
+            self.source = source
+
+        def poll(self) -> list[Record]:
+            records = self.source.poll()
+            returned.update(next_offsets(records))
+            return records
 
     # request_timeout_s bounds each failing probe during the outage.
     with make_source(broker.bootstrap, on_assigned=on_assigned, request_timeout_s=0.5) as source:
-        got = poll_until([source], lambda got: len(got) >= 20)
+        tracked: Any = Tracked(source)
+        got = poll_until([tracked], lambda got: len(got) >= 20)
         assert [r.value for r in got] == before
         assert source.commit(next_offsets(got)) and source.ready
 
@@ -511,9 +531,9 @@ def test_broker_loss_and_return(broker: Broker) -> None:
             wait_until(lambda: source.ready and len(assignments) > joins, source.poll, WAIT_S,
                        "a new assignment from the restarted broker", [source])
         after = produce(broker.bootstrap, values("after", 20))
-        got = poll_until([source], lambda got: len(got) >= 20)
+        got = poll_until([tracked], lambda got: len(got) >= 20)
         time.sleep(0.5)
-        got += source.poll()
+        got += tracked.poll()
     assert [r.value for r in got] == after
     assert source.reconnects >= 1
     if broker.persistent:  # the outage lost nothing the broker had stored
