@@ -225,7 +225,6 @@ class Pipeline(Generic[W]):
         self.fmt = fmt
         self.monitors = monitors
         self.join = join
-        self.hooks = hooks
         self._on_alarms = hooks.on_alarms
         self._on_reject = hooks.on_reject
         self._on_admit = hooks.on_admit

@@ -23,6 +23,7 @@ import pytest
 
 from tests.apache_kafka import ApacheKafkaBroker, ApacheKafkaUnavailable
 from tests.broker import Broker, BrokerFactory, BrokerUnavailable, TansuBroker
+from tests.integration.helpers import LAUNCHED
 
 REQUIRE_TOOLS_ENV = "DRIFTWATCH_REQUIRE_TOOLS"
 
@@ -44,6 +45,16 @@ def require_tool(name: str, reason: str) -> str:
     if path is None:
         tool_missing(name, reason)
     return path
+
+
+@pytest.fixture(autouse=True)
+def no_agent_outlives_its_test() -> Iterator[None]:
+    """Kill (and reap) every agent process this test launched that is still running at
+    teardown, however it was started (the kill tests' :class:`KillRun` starts its own): a
+    leftover agent would retry its broker for the rest of the session."""
+    yield
+    while LAUNCHED:
+        LAUNCHED.pop().kill()
 
 
 @pytest.fixture(name="require_tool")

@@ -9,13 +9,12 @@ from __future__ import annotations
 import math
 import os
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.broker import free_port
-from tests.integration.helpers import HOST, LAUNCHED, AgentProcess
+from tests.integration.helpers import HOST, AgentProcess
 from tests.plugin_dist import write_distribution
 
 PLUGIN = '''
@@ -46,13 +45,6 @@ def scores(context, *, model: str, values: list[float]):
 
 WINDOW = 200
 MODEL = "m1"
-
-
-@pytest.fixture(autouse=True)
-def no_agent_outlives_its_test() -> Iterator[None]:
-    yield
-    while LAUNCHED:
-        LAUNCHED.pop().kill()
 
 
 def test_a_plugin_source_feeds_driftwatch_run_and_a_plugin_measure_is_exported_and_watched(

@@ -154,15 +154,14 @@ def record_joins(settings: Settings, *, state_topic: bool) -> tuple[
     (the third); and the pipeline's hook into whichever join it is (the fourth). Nones when
     records come joined (and without the state topic)."""
     join = settings.join
-    partitioned = PartitionStates() if state_topic else None
     if not join.enabled:
-        return None, None, partitioned, None
+        return None, None, PartitionStates() if state_topic else None, None
 
     def new_join() -> DelayedLabels:
         return join.delayed_labels(
             lambda model: settings.monitoring.monitor_config(model).threshold)
 
-    if partitioned is None:
+    if not state_topic:
         delayed = new_join()
         return delayed, None, None, OneJoin(delayed, join.join_format())
     shards = JoinShards(new_join, join.predictions_topic, join.labels_topic)

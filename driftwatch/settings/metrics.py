@@ -11,6 +11,9 @@ from pydantic_core import InitErrorDetails
 
 from driftwatch.settings.common import Name, _file_problem, _problem, _raise, _Section
 
+ExportLevel = Literal["all", "standard", "minimal"]
+"""How much a model exports (``metrics.per_model``; docs/fleet.md, Export levels)."""
+
 
 class MetricsSettings(_Section):
     """The Prometheus endpoint (``/metrics``, plus health and readiness)."""
@@ -78,7 +81,7 @@ class MetricsSettings(_Section):
             "values. Set false once no rule or dashboard of yours reads them."
         ),
     )
-    per_model: Literal["all", "standard", "minimal"] = Field(
+    per_model: ExportLevel = Field(
         default="all",
         description=(
             "How many series each model exports (docs/fleet.md, Export levels): all (52 a "
@@ -89,7 +92,7 @@ class MetricsSettings(_Section):
             "for a Prometheus' series budget."
         ),
     )
-    per_model_overrides: dict[Name, Literal["all", "standard", "minimal"]] = Field(
+    per_model_overrides: dict[Name, ExportLevel] = Field(
         default_factory=dict,
         description=(
             "Export level of single models by id, instead of per_model: e.g. all for the "

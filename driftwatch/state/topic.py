@@ -44,7 +44,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -516,15 +516,8 @@ class StateTopicStore:
         if pending:
             consumer.assign(sorted(pending))
             consumer.seek_to_beginning(*pending)
-        deadline = time.monotonic() + self.request_timeout_s
-        while pending:
-            batches = consumer.poll(timeout_ms=200)
-            if batches:
-                deadline = time.monotonic() + self.request_timeout_s
-            elif time.monotonic() > deadline:
-                raise StateTopicUnavailable(f"state topic {self.topic}: no data for "
-                                            f"{self.request_timeout_s:.0f} s from "
-                                            f"{len(pending)} of its partitions")
+        for batches in self._polled(consumer, lambda: bool(pending),
+                                    lambda: f"from {len(pending)} of its partitions"):
             for tp, messages in batches.items():
                 if tp in pending and messages:
                     found = written_with(messages[0].headers)
@@ -535,6 +528,20 @@ class StateTopicStore:
         consumer.resume(*consumer.paused())  # a read after this seeks where it starts
         self._state_partitions = count
         return count
+
+    def _polled(self, consumer: Any, more: Callable[[], bool], where: Callable[[], str]
+                ) -> Iterator[dict[Any, list[Any]]]:
+        """``consumer``'s batches, polled while ``more()``; :class:`StateTopicUnavailable`
+        once ``request_timeout_s`` passes without data (``where()`` says what was awaited)."""
+        deadline = time.monotonic() + self.request_timeout_s
+        while more():
+            batches = consumer.poll(timeout_ms=200)
+            if batches:
+                deadline = time.monotonic() + self.request_timeout_s
+            elif time.monotonic() > deadline:
+                raise StateTopicUnavailable(f"state topic {self.topic}: no data for "
+                                            f"{self.request_timeout_s:.0f} s {where()}")
+            yield batches
 
     def _read(self, input_partitions: Collection[int]) -> dict[bytes, tuple[int, bytes]]:
         """Per key, the state partition it was read from and its last value (tombstones
@@ -556,15 +563,9 @@ class StateTopicStore:
             consumer.assign(tps)
             consumer.seek_to_beginning(*tps)
             ends = consumer.end_offsets(tps, timeout_ms=timeout_ms)
-            deadline = time.monotonic() + self.request_timeout_s
-            while any(consumer.position(tp, timeout_ms=timeout_ms) < ends[tp] for tp in tps):
-                batches = consumer.poll(timeout_ms=200)
-                if batches:
-                    deadline = time.monotonic() + self.request_timeout_s
-                elif time.monotonic() > deadline:
-                    raise StateTopicUnavailable(f"state topic {self.topic}: no data for "
-                                                f"{self.request_timeout_s:.0f} s before its "
-                                                "end")
+            for batches in self._polled(
+                    consumer, lambda: any(consumer.position(tp, timeout_ms=timeout_ms) < ends[tp]
+                                          for tp in tps), lambda: "before its end"):
                 for messages in batches.values():
                     for message in messages:
                         records += 1

@@ -16,7 +16,6 @@ import pytest
 
 from tests.broker import Broker, free_port
 from tests.integration.helpers import (
-    LAUNCHED,
     TOPIC,
     AgentProcess,
     PrometheusProcess,
@@ -25,16 +24,6 @@ from tests.integration.helpers import (
     agent_settings,
     create_topics,
 )
-
-
-@pytest.fixture(autouse=True)
-def no_agent_outlives_its_test() -> Iterator[None]:
-    """Kill (and reap) every agent process this test launched that is still running at
-    teardown, however it was started (the kill tests' :class:`KillRun` starts its own): a
-    leftover agent would retry its broker for the rest of the session."""
-    yield
-    while LAUNCHED:
-        LAUNCHED.pop().kill()
 
 
 @pytest.fixture

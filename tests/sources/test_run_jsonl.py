@@ -7,23 +7,15 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.broker import free_port
-from tests.integration.helpers import HOST, LAUNCHED, AgentProcess
+from tests.integration.helpers import HOST, AgentProcess
 
 WINDOW = 100
 MODEL = "m1"
-
-
-@pytest.fixture(autouse=True)
-def no_agent_outlives_its_test() -> Iterator[None]:
-    yield
-    while LAUNCHED:
-        LAUNCHED.pop().kill()
 
 
 def brute_force_auc(events: list[tuple[int, float]]) -> float:

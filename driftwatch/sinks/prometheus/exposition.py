@@ -21,9 +21,6 @@ __all__ = ["encode"]
 
 Encoder = Callable[[Collector], bytes]
 
-_EOF = b"# EOF\n"
-"""The line that ends an OpenMetrics exposition (the text format has none)."""
-
 
 @dataclass(frozen=True)
 class _Only(Collector):
@@ -37,8 +34,7 @@ class _Only(Collector):
 
 def _header(family: RenderedFamily) -> Metric:
     """An empty family of ``family``'s name, type and help: what its header lines need."""
-    empty = Metric(family.name, family.documentation, family.type)
-    return empty
+    return Metric(family.name, family.documentation, family.type)
 
 
 def encode(registry: Collector, encoder: Encoder) -> bytes:
@@ -63,6 +59,5 @@ def encode(registry: Collector, encoder: Encoder) -> bytes:
             plain.append(family)
     if plain:
         flush(plain)
-    if ending == _EOF:
-        out.append(ending)
+    out.append(ending)
     return b"".join(out)
