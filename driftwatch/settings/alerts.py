@@ -28,7 +28,8 @@ class AlertThresholds:
 
 _AUC_FLOOR = (
     "AUC below which the model's AUC alerts fire (DriftwatchAucBelowFloor on the value, "
-    "DriftwatchAucSignificantlyBelowFloor when even its upper confidence bound is below). "
+    "DriftwatchAucSignificantlyBelowFloor when even its upper confidence bound is below, "
+    "DriftwatchEstimatedAucBelowFloor when that of the AUC estimated before the labels is). "
     "0 turns them off for the model."
 )
 _AUC_MAX_DROP = (
