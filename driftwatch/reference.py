@@ -24,6 +24,7 @@ from driftwatch.core.measures import registry as measure_registry
 from driftwatch.settings import Settings, env_name
 from driftwatch.sinks.prometheus.collector import SnapshotCollector
 from driftwatch.sinks.prometheus.comparison_collector import ComparisonCollector
+from driftwatch.sinks.prometheus.export_collector import ExportCollector
 from driftwatch.sinks.prometheus.join_collector import JoinCollector
 from driftwatch.sinks.prometheus.server import HttpCollector
 from driftwatch.sinks.snapshot import AgentSnapshot
@@ -154,11 +155,12 @@ def metrics_reference() -> str:
         "# Metrics reference",
         "",
         "Generated from the exporter's collectors (`driftwatch.sinks.prometheus.collector`, "
-        "`.join_collector`, `.comparison_collector` and `.server`) by "
+        "`.join_collector`, `.comparison_collector`, `.server` and `.export_collector`) by "
         "`python -m driftwatch.reference`; do not edit. The join's families (`driftwatch_join_*`, "
         "`driftwatch_label_delay_seconds`, "
         "`driftwatch_score_drift*`) appear with the `join` settings, the comparisons' "
-        "(`driftwatch_comparison_*`) with `comparisons`.",
+        "(`driftwatch_comparison_*`) with `comparisons`, the push exporters' "
+        "(`driftwatch_exporter_*`) with `exporters.otlp`.",
         "",
         "| metric | type | labels | help |",
         "|---|---|---|---|",
@@ -166,7 +168,7 @@ def metrics_reference() -> str:
     comparisons = ComparisonCollector(lambda: ())
     join = JoinCollector(lambda: None)
     for family in (*collector.describe(), *join.describe(), *HttpCollector().describe(),
-                   *comparisons.describe()):
+                   *comparisons.describe(), *ExportCollector({}).describe()):
         name = family.name + {"counter": "_total", "info": "_info"}.get(family.type, "")
         labels = getattr(family, "_labelnames", ())
         lines.append(f"| `{name}` | {family.type} | {', '.join(labels) or '–'} | "

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
 
+from driftwatch.sinks.export_stats import ExportStats
+from driftwatch.sinks.prometheus.export_collector import ExportCollector
 from driftwatch.sinks.prometheus.measures import measure_collectors
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.prometheus.sink import PrometheusSink
@@ -32,19 +34,25 @@ def start_sinks(published: Published, settings: Settings, resources: ExitStack
     exporters = settings.exporters
     registry = CollectorRegistry(auto_describe=True)
     sinks: list[Sink] = []
-    if exporters.prometheus.enabled:
-        sinks.append(PrometheusSink(registry, measure_collectors(
-            published, settings.alerts.thresholds,
-            deprecated=settings.metrics.export_deprecated_metrics,
-            per_model=settings.metrics.per_model,
-            per_model_overrides=settings.metrics.per_model_overrides)))
+    pushed: dict[str, ExportStats] = {}  # the push sinks' counts, shown on /metrics
     if exporters.otlp.enabled:
         # Imported here: the otlp extra may be missing when the exporter is off.
         from driftwatch.sinks.otlp.sink import OtlpSink
 
-        sinks.append(OtlpSink(published, exporters.otlp, settings.alerts.thresholds,
-                              per_model=settings.metrics.per_model,
-                              per_model_overrides=settings.metrics.per_model_overrides))
+        otlp = OtlpSink(published, exporters.otlp, settings.alerts.thresholds,
+                        per_model=settings.metrics.per_model,
+                        per_model_overrides=settings.metrics.per_model_overrides)
+        pushed[otlp.name] = otlp.stats
+        sinks.append(otlp)
+    if exporters.prometheus.enabled:
+        collectors = measure_collectors(
+            published, settings.alerts.thresholds,
+            deprecated=settings.metrics.export_deprecated_metrics,
+            per_model=settings.metrics.per_model,
+            per_model_overrides=settings.metrics.per_model_overrides)
+        if pushed:
+            collectors.append(ExportCollector(pushed))
+        sinks.insert(0, PrometheusSink(registry, collectors))
     for sink in sinks:
         sink.start()
         resources.callback(sink.close)

@@ -8,9 +8,10 @@ measures.measure_collectors`, without the names deprecated in 0.2.0: OTLP has no
 them), translates them (:mod:`~driftwatch.sinks.otlp.translate`) and POSTs them as protobuf
 (gzipped unless ``compression: none``) with the OpenTelemetry SDK's OTLP/HTTP exporter,
 which retries a transient failure within ``timeout_seconds``. An export that still fails is
-logged (the first of a run of failures as a warning, the recovery at info) and its values
-are dropped: the next export carries the values of its own time, cumulative counters
-included, so only resolution is lost.
+logged (the first of a run of failures as a warning, the recovery at info), counted
+(``driftwatch_exporter_export_failures_total{exporter="otlp"}``, on ``/metrics`` and in the
+later exports), and its values are dropped: the next export carries the values of its own
+time, cumulative counters included, so only resolution is lost.
 
 The resource names the agent: ``service.name`` ``driftwatch``, ``service.version``, and
 ``service.instance.id`` the host name (the pod's name in Kubernetes), plus whatever
@@ -32,7 +33,9 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
+from driftwatch.sinks.export_stats import ExportStats
 from driftwatch.sinks.otlp.translate import metrics_data
+from driftwatch.sinks.prometheus.export_collector import ExportCollector
 from driftwatch.sinks.prometheus.measures import measure_collectors
 from driftwatch.sinks.sink import Published
 from driftwatch.version import __version__
@@ -55,6 +58,8 @@ class OtlpSink:
         thresholds: each model's alert thresholds, exported with its measures.
         per_model, per_model_overrides: how much each model exports (``metrics.per_model``),
             as on ``/metrics``.
+        stats: where its exports are counted (``driftwatch_exporter_*``, on ``/metrics`` and
+            in its own exports); a new one when not given.
     """
 
     name = "otlp"
@@ -62,11 +67,14 @@ class OtlpSink:
     def __init__(self, published: Published, settings: OtlpExporterSettings,
                  thresholds: Callable[[str], AlertThresholds] | None, *,
                  per_model: str = "all",
-                 per_model_overrides: Mapping[str, str] | None = None) -> None:
+                 per_model_overrides: Mapping[str, str] | None = None,
+                 stats: ExportStats | None = None) -> None:
         self.settings = settings
-        self._collectors = measure_collectors(published, thresholds, deprecated=False,
-                                              per_model=per_model,
-                                              per_model_overrides=per_model_overrides)
+        self.stats = ExportStats() if stats is None else stats
+        self._collectors = [*measure_collectors(published, thresholds, deprecated=False,
+                                                per_model=per_model,
+                                                per_model_overrides=per_model_overrides),
+                            ExportCollector({self.name: self.stats})]
         self._exporter: MetricExporter = OTLPMetricExporter(
             endpoint=settings.endpoint,
             headers={name: value.get_secret_value() for name, value in settings.headers.items()},
@@ -102,6 +110,7 @@ class OtlpSink:
         with self._lock:
             if self._closed:
                 return
+            self.stats.attempted()
             try:
                 data = metrics_data(self._collectors, self._resource, self._scope,
                                     self._start_ns, time.time_ns())
@@ -113,6 +122,7 @@ class OtlpSink:
             self._note(result)
 
     def _note(self, result: MetricExportResult) -> None:
+        self.stats.finished(result is MetricExportResult.SUCCESS)
         if result is MetricExportResult.SUCCESS:
             if self._failing:
                 log.info("OTLP exports to %s succeed again", self.settings.endpoint)

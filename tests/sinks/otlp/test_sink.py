@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import logging
 import math
+import time
+import urllib.request
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -54,6 +57,17 @@ def events_sent(request: ExportMetricsServiceRequest) -> float:
     return samples(request)[("driftwatch_events_processed_total", (("model", "fraud"),))]
 
 
+OTLP = (("exporter", "otlp"),)
+LAST_SUCCESS = ("driftwatch_exporter_last_success_timestamp_seconds", OTLP)
+
+
+def exporter_counts(request: ExportMetricsServiceRequest) -> tuple[float, float]:
+    """The exports and failures the request says the sink counted."""
+    sent = samples(request)
+    return (sent[("driftwatch_exporter_exports_total", OTLP)],
+            sent[("driftwatch_exporter_export_failures_total", OTLP)])
+
+
 def test_exports_every_interval_and_once_more_at_close() -> None:
     events = [100]
     with otlp_receiver() as receiver:
@@ -89,6 +103,12 @@ def test_a_refused_export_is_logged_once_and_the_next_sends_current_values(
     assert sum("failed; these values are dropped" in m for m in messages) == 1, messages
     assert sum("succeed again" in m for m in messages) == 1, messages
     assert [events_sent(r) for r in receiver.requests] == [100, 100, 130, 130]
+    # Counted, and carried by the later exports: each counts itself as attempted, and the
+    # failures before it; the last success's time is sent once there was one.
+    assert [exporter_counts(r) for r in receiver.requests] == [(1, 0), (2, 1), (3, 2), (4, 2)]
+    assert [LAST_SUCCESS in samples(r) for r in receiver.requests] == [False] * 3 + [True]
+    assert (sink.stats.exports, sink.stats.failures) == (4, 2)
+    assert sink.stats.last_success_time is not None
 
 
 def test_close_returns_when_nothing_listens(caplog: pytest.LogCaptureFixture) -> None:
@@ -129,3 +149,46 @@ def test_the_export_level_applies_to_otlp_as_to_metrics() -> None:
                         if name == "driftwatch_measure"}
                 for level, got in exported.items()}
     assert measures == {"all": {"auc", "f1"}, "minimal": {"auc"}}
+
+
+def test_metrics_shows_the_otlp_exports_and_their_failures() -> None:
+    """With both sinks on, ``/metrics`` counts the OTLP sink's exports and failures: the
+    endpoint operators alert on sees a receiver that drops the values."""
+    from contextlib import ExitStack
+
+    from driftwatch.settings import Settings
+    from driftwatch.sinks.build import start_sinks
+    from tests.sinks.prometheus.in_process import samples as scraped
+
+    def scrape(url: str) -> dict[str, float]:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            text = response.read().decode()
+        return {name: value for (name, labels), value in scraped(text).items()
+                if name.startswith("driftwatch_exporter_") and labels == OTLP}
+
+    with otlp_receiver(status=503) as receiver, ExitStack() as resources:
+        settings = Settings(metrics={"host": "127.0.0.1", "port": 0},
+                            exporters={"otlp": {"enabled": True, "endpoint": receiver.url,
+                                                "interval_seconds": 1, "timeout_seconds": 1}})
+        server = start_sinks(published([5]), settings, resources)
+        receiver.wait_for(1)
+        wait_until(lambda: scrape(server.url).get(
+            "driftwatch_exporter_export_failures_total", 0) >= 1)
+        failing = scrape(server.url)
+        assert failing["driftwatch_exporter_exports_total"] >= 1
+        assert LAST_SUCCESS[0] not in failing
+        receiver.status = 200
+        wait_until(lambda: LAST_SUCCESS[0] in scrape(server.url))
+        shown = scrape(server.url)
+    assert shown["driftwatch_exporter_export_failures_total"] >= 1
+    assert shown["driftwatch_exporter_exports_total"] > shown[
+        "driftwatch_exporter_export_failures_total"]
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll ``condition`` until true (fail after ``timeout`` s: a bound on a hang)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
+        time.sleep(0.05)
