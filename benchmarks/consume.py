@@ -33,13 +33,18 @@ agent's construction to its last record, so it includes start-up and the read-ah
 librdkafka's threads do before the first record is processed (which the first measure misses).
 
 ``python -m benchmarks consume`` (200 000 records, 3 interleaved repeats, Tansu and Apache
-Kafka); ``--quick``: 50 000 records, one repeat, Tansu.
+Kafka); ``--quick``: 50 000 records, one repeat, Tansu. ``python -m benchmarks.consume
+--profile`` instead profiles the Kafka source's poll (cProfile, 100 000 records, Tansu) and
+prints where its time goes: kafka-python's record parsing, the source's own per-record work,
+and the rest (kafka-python's per-poll machinery: coordinator, fetch requests, IO thread).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import statistics
 import time
 from collections.abc import Callable
@@ -102,6 +107,47 @@ def kafka_source_cpu(bootstrap: str, count: int, group: str) -> float:
     source.close()
     _check(seen, offsets, count)
     return used / count
+
+
+def profile_source(kind: str = "tansu", count: int = 100_000) -> None:
+    """Print the shares of :meth:`KafkaSource.poll`'s profiled time (main thread; the client's
+    IO thread is not profiled)."""
+    profile = cProfile.Profile()
+    with open_broker(kind) as broker:
+        fill_topic(broker.bootstrap, count)
+        source = KafkaSource({"bootstrap_servers": [broker.bootstrap], "group_id": "profile",
+                              "auto_offset_reset": "earliest", "max_poll_records": 500,
+                              **GROUP_TIMING}, topics=[TOPIC], poll_timeout_s=1.0)
+        seen = 0
+        while seen < count:
+            if seen:
+                profile.enable()
+            seen += len(source.poll())
+            profile.disable()
+        source.close()
+    stats = cast(dict[tuple[str, int, str], tuple[int, int, float, float, object]],
+                 pstats.Stats(profile).stats)  # type: ignore[attr-defined]
+
+    def cumulative(file: str, function: str) -> float:
+        return sum(entry[3] for (path, _, name), entry in stats.items()
+                   if path.endswith(file) and name == function)
+
+    total = cumulative("driftwatch/kafka/source.py", "poll")
+    parts = {
+        "kafka-python: unpacking records (fetcher._unpack_records)":
+            cumulative("kafka/consumer/fetcher.py", "_unpack_records"),
+        "ours: a Record per message (KafkaSource.poll's list)":
+            cumulative("driftwatch/kafka/source.py", "<listcomp>"),
+        "ours: lag from the fetch (Offsets.follow_lag)":
+            cumulative("driftwatch/kafka/offsets.py", "follow_lag"),
+    }
+    print(f"KafkaSource.poll under cProfile, {count:,} records after the first batch, "
+          f"{broker_label(kind)}: {total:.2f} s profiled.\n")
+    print("| part | share of the poll's time |\n|---|---|")
+    for name, seconds in parts.items():
+        print(f"| {name} | {seconds / total:.0%} |")
+    print(f"| the rest (per poll: coordinator, fetch requests, waits) | "
+          f"{1 - sum(parts.values()) / total:.0%} |")
 
 
 def agent_run(name: str, bootstrap: str, count: int, group: str) -> AgentRun:
@@ -174,7 +220,8 @@ def measure(kind: str, count: int, repeats: int) -> Measured:
             for name, consume in consumes.items():
                 runs[name].append(consume(broker.bootstrap, count, f"{name}-{i}") * 1e6)
             for name in AGENTS:
-                run = agent_run(name, broker.bootstrap, count, f"{name}-{i}".replace(", ", "-").replace(" ", "-"))
+                group = "-".join(f"{name} {i}".replace(",", "").split())
+                run = agent_run(name, broker.bootstrap, count, group)
                 runs[name].append(1e6 / run.rate[1])
                 whole[name].append(run.cpu_whole)
                 states[name].add(run.state)
@@ -223,5 +270,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--broker", choices=("tansu", "apache", "both"))
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the Kafka source's poll instead")
     arguments = parser.parse_args()
-    main(arguments.quick, arguments.broker)
+    if arguments.profile:
+        profile_source(arguments.broker if arguments.broker in ("tansu", "apache") else "tansu")
+    else:
+        main(arguments.quick, arguments.broker)
