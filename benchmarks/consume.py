@@ -33,10 +33,11 @@ agent's construction to its last record, so it includes start-up and the read-ah
 librdkafka's threads do before the first record is processed (which the first measure misses).
 
 ``python -m benchmarks consume`` (200 000 records, 3 interleaved repeats, Tansu and Apache
-Kafka); ``--quick``: 50 000 records, one repeat, Tansu. ``python -m benchmarks.consume
---profile`` instead profiles the Kafka source's poll (cProfile, 100 000 records, Tansu) and
-prints where its time goes: kafka-python's record parsing, the source's own per-record work,
-and the rest (kafka-python's per-poll machinery: coordinator, fetch requests, IO thread).
+Kafka; ``--broker`` picks one); ``--quick``: 50 000 records, one repeat (on Tansu only when run
+as ``python -m benchmarks.consume --quick``). ``python -m benchmarks.consume --profile``
+instead profiles the Kafka source's poll (cProfile, 100 000 records, Tansu) and prints where
+its time goes: kafka-python's record parsing, the source's own per-record work, and the rest
+(kafka-python's per-poll machinery: coordinator, fetch requests, IO thread).
 """
 
 from __future__ import annotations
