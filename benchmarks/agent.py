@@ -23,11 +23,14 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from driftwatch.agent.loop import Agent
+from driftwatch.agent.loop import Agent, SourceFactory
 from driftwatch.decoding.decoder import EventFormat, decode
 from driftwatch.decoding.fast_decoder import FastDecoder
 from driftwatch.demo.broker import EmbeddedBroker
@@ -78,16 +81,39 @@ def raw_ceiling(bootstrap: str, count: int, group: str, fast: bool) -> Rate:
 
 
 def through_agent(bootstrap: str, count: int, group: str) -> Rate:
+    return run_agent(bootstrap, count, group).rate
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """One run of the agent over the topic: its rates, the CPU seconds of this process from the
+    agent's construction to the last record (start-up and the source's read-ahead included),
+    and the final state of the model's monitor (``Monitor.export_state`` as canonical JSON), which
+    two runs over the same records must give identically."""
+
+    rate: Rate
+    cpu_whole: float
+    state: str
+
+
+def run_agent(bootstrap: str, count: int, group: str, *,
+              source: Callable[[Settings], SourceFactory] | None = None,
+              kafka: Mapping[str, Any] | None = None) -> AgentRun:
+    """The agent in process over ``count`` records of :data:`TOPIC`: its source is the Kafka
+    source the settings describe, or the one ``source(settings)`` builds (given to the agent's
+    constructor hook);
+    ``kafka`` adds to the ``kafka`` settings. Rates count from the first record processed."""
     logging.getLogger("driftwatch.alarms").setLevel(logging.ERROR)  # the drift's alarms
     with tempfile.TemporaryDirectory() as state:
         settings = Settings(
             kafka={"bootstrap_servers": [bootstrap], "topics": [TOPIC], "group_id": group,
-                   "poll_timeout_ms": 200, **GROUP_TIMING},
+                   "poll_timeout_ms": 200, **GROUP_TIMING, **(kafka or {})},
             metrics={"host": "127.0.0.1", "port": 0},
             checkpoint={"backend": "file", "directory": state},
             logging={"level": "WARNING"},
         )
-        agent = Agent(settings)
+        cpu_begin = time.process_time()
+        agent = Agent(settings, source=None if source is None else source(settings))
         stop = threading.Event()
         thread = threading.Thread(target=agent.run, args=(stop,), daemon=True)
         thread.start()
@@ -101,11 +127,16 @@ def through_agent(bootstrap: str, count: int, group: str) -> Rate:
             if processed >= count:
                 break
             time.sleep(0.005)
+        cpu_end = time.process_time()
         elapsed = time.perf_counter() - start if start else float("nan")
-        cpu = time.process_time() - cpu if start else float("nan")
+        cpu = cpu_end - cpu if start else float("nan")
         stop.set()
         thread.join(30)
-        return (count - first) / elapsed, (count - first) / cpu
+        monitor = agent.monitors.get("bench")
+        final = json.dumps(monitor.export_state() if monitor is not None else None,
+                           sort_keys=True, default=repr)
+        return AgentRun(((count - first) / elapsed, (count - first) / cpu),
+                        cpu_end - cpu_begin, final)
 
 
 def loop_cost(count: int, repeats: int) -> tuple[float, float]:
