@@ -93,6 +93,10 @@ KILL_SHARE = (0.25, 0.75)
 """The kill comes once this share of the stream (drawn uniformly) has been consumed."""
 SCRAPE_TIMEOUT_S = 60.0
 PAUSE_TARGET_S = 0.5
+TIMEOUT_S = 1800.0
+QUICK_TIMEOUT_S = 600.0
+"""Bound on one configuration: one that is not done by then (a group churning for ever) is
+reported as not finished."""
 BASE_TS = 1_700_000_000
 
 
@@ -231,15 +235,15 @@ def scrape(agent: AgentProcess, timeout_s: float = SCRAPE_TIMEOUT_S) -> Scrape |
     return Scrape(body, time.monotonic() - started)
 
 
-def longest_pause(buckets: Sequence[tuple[float, float]]) -> tuple[float, float]:
+def longest_pause(buckets: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
     """``(upper bound of the highest bucket with an observation, observations above
-    PAUSE_TARGET_S)`` of a cumulative histogram (``(nan, nan)`` without one)."""
+    PAUSE_TARGET_S, observations)`` of a cumulative histogram (nan without one)."""
     if not buckets:
-        return float("nan"), float("nan")
+        return float("nan"), float("nan"), float("nan")
     total = buckets[-1][1]
     highest = next(le for le, count in buckets if count == total)
     within = max((count for le, count in buckets if le <= PAUSE_TARGET_S), default=0.0)
-    return highest, total - within
+    return highest, total - within, total
 
 
 _RESTORED = re.compile(r"restored (\d+) model\(s\) of (\d+) partition\(s\).* in ([\d.]+) s")
@@ -270,6 +274,7 @@ class Result:
     gap_round_s: float = float("nan")
     pause_s: float = float("nan")
     long_pauses: float = float("nan")
+    pauses: float = float("nan")
     rss_mib: list[float] = field(default_factory=list)
     scrapes: list[tuple[float, float]] = field(default_factory=list)
     assignments: int = 0
@@ -369,7 +374,9 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
     (:data:`KILL_SHARE`) of every model's events produced, ``count`` agents started; the rest
     produced (over about ``produce_seconds``) while they read; once every agent has saved
     and the first share is read, a random 0 to 3 s later one agent is SIGKILLed and started
-    again; then wait until the whole stream is read and measure (module docstring)."""
+    again; then wait until the whole stream is read and measure (module docstring). A
+    configuration not done within ``timeout_s`` (a group that churns for ever) is reported
+    as not finished, with what was measured until then."""
     started = time.monotonic()
     rng = random.Random(seed * 100 + count)
     result = Result(count)
@@ -382,72 +389,83 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
                                              fleet.models, overrides), directory, f"{group}-{i}")
                  for i in range(count)]
     with Agents(processes) as agents, ThreadPoolExecutor(1) as background:
-        for agent in agents.processes:
-            agent.wait_ready(timeout_s)
-        rest = background.submit(produce_fleet, bootstrap, topic, fleet, first, fleet.events,
-                                 producers=producers, seconds=produce_seconds)
+        logged: dict[str, int] = {}
 
-        def ready_to_kill() -> bool:
-            scrapes = agents.scrapes()
-            return all(s is not None and (s.gauge("driftwatch_checkpoint_saves_total") or 0)
-                       >= 1 for s in scrapes) and agents.read(scrapes) >= result.before[0]
+        def left() -> float:
+            return max(started + timeout_s - time.monotonic(), 1.0)
 
-        agents.wait(ready_to_kill, timeout_s, "save by each agent and first share read")
-        time.sleep(rng.uniform(0.0, 3.0))
-        victim = rng.choice(agents.processes)
-        at_kill = agents.scrapes()
-        before = at_kill[agents.processes.index(victim)]
-        assert before is not None, victim.log()
-        victim.stop(signal.SIGKILL)
-        killed_at = time.monotonic()
-        result.read_at_kill = agents.read(at_kill) / fleet.total
-        logged = {agent.name: len(agent.output()) for agent in agents.processes}
-        victim.launch()  # the replacement, as Kubernetes restarts a killed container
-        owned = set(before.processed)
-        pauses = [before.pauses]
-        rounds = []
+        try:
+            for agent in agents.processes:
+                agent.wait_ready(left())
+            rest = background.submit(produce_fleet, bootstrap, topic, fleet, first, fleet.events,
+                                     producers=producers, seconds=produce_seconds)
 
-        def handed_over() -> bool:
-            round_started = time.monotonic()
-            exported: set[str] = set()
-            for each in agents.scrapes():
-                if each is not None:
-                    exported |= each.processed.keys()
-            rounds.append(time.monotonic() - round_started)
-            if owned <= exported:
-                result.gap_s = time.monotonic() - killed_at
-                return True
-            return False
+            def ready_to_kill() -> bool:
+                scrapes = agents.scrapes()
+                return all(s is not None and (s.gauge("driftwatch_checkpoint_saves_total") or 0)
+                           >= 1 for s in scrapes) and agents.read(scrapes) >= result.before[0]
 
-        agents.wait(handed_over, timeout_s, "handover of the killed agent's models")
-        result.gap_round_s = statistics.median(rounds)
-        result.during = (fleet.total - result.before[0], rest.result(timeout=timeout_s))
-        final: list[Scrape] = []
+            agents.wait(ready_to_kill, left(), "save by each agent and first share read")
+            time.sleep(rng.uniform(0.0, 3.0))
+            victim = rng.choice(agents.processes)
+            at_kill = agents.scrapes()
+            before = at_kill[agents.processes.index(victim)]
+            assert before is not None, victim.log()
+            victim.stop(signal.SIGKILL)
+            killed_at = time.monotonic()
+            result.read_at_kill = agents.read(at_kill) / fleet.total
+            logged.update({agent.name: len(agent.output()) for agent in agents.processes})
+            victim.launch()  # the replacement, as Kubernetes restarts a killed container
+            owned = set(before.processed)
+            pauses = [before.pauses]
+            rounds = []
 
-        def all_read() -> bool:
-            scrapes = agents.scrapes()
-            final[:] = [s for s in scrapes if s is not None]
-            return len(final) == count and agents.read(final) >= fleet.total
+            def handed_over() -> bool:
+                round_started = time.monotonic()
+                exported: set[str] = set()
+                for each in agents.scrapes():
+                    if each is not None:
+                        exported |= each.processed.keys()
+                rounds.append(time.monotonic() - round_started)
+                if owned <= exported:
+                    result.gap_s = time.monotonic() - killed_at
+                    return True
+                return False
 
-        agents.wait(all_read, timeout_s, f"{fleet.total} events read")
-        for each in final:
-            pauses.append(each.pauses)
-            result.rss_mib.append((each.gauge("process_resident_memory_bytes") or 0) / 2**20)
-            result.scrapes.append((len(each.body) / 1e6, each.seconds))
-        highest = [longest_pause(p) for p in pauses if p]
-        if highest:
-            result.pause_s = max(h[0] for h in highest)
-            result.long_pauses = sum(h[1] for h in highest)
+            agents.wait(handed_over, left(), "handover of the killed agent's models")
+            result.gap_round_s = statistics.median(rounds)
+            result.during = (fleet.total - result.before[0], rest.result(timeout=left()))
+            final: list[Scrape] = []
+
+            def all_read() -> bool:
+                scrapes = agents.scrapes()
+                final[:] = [s for s in scrapes if s is not None]
+                return len(final) == count and agents.read(final) >= fleet.total
+
+            agents.wait(all_read, left(), f"{fleet.total} events read")
+            for each in final:
+                pauses.append(each.pauses)
+                result.rss_mib.append((each.gauge("process_resident_memory_bytes") or 0) / 2**20)
+                result.scrapes.append((len(each.body) / 1e6, each.seconds))
+            highest = [longest_pause(p) for p in pauses if p]
+            if highest:
+                result.pause_s = max(h[0] for h in highest)
+                result.long_pauses = sum(h[1] for h in highest)
+                result.pauses = sum(h[2] for h in highest)
+            try:
+                result.equal = compare(union([Metrics.parse(s.body.decode()) for s in final]),
+                                       expected)
+            except AssertionError as error:
+                result.equal = f"NO: {str(error)[:300]}"
+        except (TimeoutError, AssertionError) as error:  # a stage outlasted timeout_s
+            read = agents.read(agents.scrapes()) / fleet.total
+            result.equal = (f"NOT FINISHED in {timeout_s / 60:.0f} min ({read:.0%} read): "
+                            f"{str(error).splitlines()[0]}")
         for agent in agents.processes:
             log = agent.output()
-            result.restores += restores(log[logged[agent.name]:])
+            result.restores += restores(log[logged.get(agent.name, 0):])
             result.assignments += log.count("partitions assigned")
             result.lost += log.count("partitions lost")
-        try:
-            result.equal = compare(union([Metrics.parse(s.body.decode()) for s in final]),
-                                   expected)
-        except AssertionError as error:
-            result.equal = f"NO: {str(error)[:300]}"
     result.seconds = time.monotonic() - started
     return result
 
@@ -470,7 +488,7 @@ def row(kind: str, fleet: Fleet, result: Result) -> str:
             f"| {_rate(*result.before)} | {_rate(*result.during)} "
             f"| {kill} | {restore} | {per_partition} "
             f"| {result.gap_s:.1f} (± {result.gap_round_s:.1f}) "
-            f"| ≤ {result.pause_s:g} | {result.long_pauses:.0f} "
+            f"| ≤ {result.pause_s:g} | {result.long_pauses:.0f} of {result.pauses:.0f} "
             f"| {' / '.join(f'{r:.0f}' for r in result.rss_mib)} "
             f"| {' / '.join(f'{mb:.1f} MB, {s:.2f} s' for mb, s in result.scrapes)} "
             f"| {result.assignments} / {result.lost} | {result.equal} "
@@ -481,13 +499,13 @@ HEADER = ("| broker | agents | models / partitions | produced before the agents 
           "| produced while they run | read when one is killed "
           "| slowest restore after the kill, s | per partition, s "
           "| handover gap, s (± a scrape round) | longest loop pause, s "
-          f"| pauses > {PAUSE_TARGET_S} s | RSS per agent, MiB | final scrape per agent "
+          f"| pauses > {PAUSE_TARGET_S} s (of all) | RSS per agent, MiB | final scrape per agent "
           "| \"partitions assigned\" / \"lost\" (evicted) log lines "
           "| union of /metrics = reference | minutes |")
 
 
 def table(models: int, agent_counts: Sequence[int], broker: str, events: int = EVENTS_PER_MODEL,
-          producers: int = PRODUCERS) -> None:
+          producers: int = PRODUCERS, timeout_s: float = 1800.0) -> None:
     fleet = Fleet(models, events)
     settings = Settings.model_validate({"limits": {"max_models": models}})
     started = time.monotonic()
@@ -503,12 +521,13 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
         with tempfile.TemporaryDirectory() as directory, open_broker(kind) as opened:
             for count in agent_counts:
                 result = run_configuration(opened.bootstrap, fleet, count, Path(directory),
-                                           expected, producers=producers)
+                                           expected, producers=producers, timeout_s=timeout_s)
                 print(row(kind, fleet, result), flush=True)
 
 
 def main(quick: bool = False, broker: str = "apache") -> None:
-    table(QUICK_MODELS if quick else MODELS, QUICK_AGENTS if quick else AGENTS, broker)
+    table(QUICK_MODELS if quick else MODELS, QUICK_AGENTS if quick else AGENTS, broker,
+          timeout_s=QUICK_TIMEOUT_S if quick else TIMEOUT_S)
 
 
 if __name__ == "__main__":
@@ -521,7 +540,10 @@ if __name__ == "__main__":
     parser.add_argument("--agents", type=int, nargs="+")
     parser.add_argument("--producers", type=int, default=PRODUCERS)
     parser.add_argument("--broker", choices=("tansu", "apache", "both"), default="apache")
+    parser.add_argument("--minutes", type=float, help="bound on one configuration "
+                        f"(default {TIMEOUT_S / 60:.0f}, --quick {QUICK_TIMEOUT_S / 60:.0f})")
     args = parser.parse_args()
     table(args.models or (QUICK_MODELS if args.quick else MODELS),
           args.agents or (QUICK_AGENTS if args.quick else AGENTS), args.broker, args.events,
-          args.producers)
+          args.producers, 60 * args.minutes if args.minutes else
+          QUICK_TIMEOUT_S if args.quick else TIMEOUT_S)
