@@ -17,7 +17,8 @@ again at once (as Kubernetes restarts a killed container; the survivors may take
 partitions over first). Reported per configuration:
 
 - restore: the slowest "restored N model(s) of K partition(s) ... in X s" of the agents'
-  logs after the kill (X, and X / K per partition);
+  logs after the kill (X, and X / K per partition), and the slowest of the whole run (a
+  member evicted before the kill restores too);
 - handover gap: from the kill until every model the killed agent exported is exported again
   by some agent's ``/metrics`` (scraped in turn, so the gap is known to within one round of
   scrapes, whose length is printed);
@@ -270,6 +271,9 @@ class Result:
     read_at_kill: float = float("nan")
     """Share of the stream the agents had read when one was killed."""
     restores: list[tuple[int, int, float]] = field(default_factory=list)
+    """The restores after the kill: ``(models, partitions, seconds)``."""
+    slowest_restore_s: float = float("nan")
+    """The slowest restore of the whole run (the first starts and evictions included)."""
     gap_s: float = float("nan")
     gap_round_s: float = float("nan")
     pause_s: float = float("nan")
@@ -299,6 +303,17 @@ def fleet_settings(bootstrap: str, topic: str, group: str, name: str, models: in
         "limits": {"max_models": models},
         "logging": {"level": "INFO", "format": "text"},
     }, overrides or {})
+
+
+def overlap(scrapes: Sequence[Scrape]) -> set[str]:
+    """The models exported by more than one of the agents."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for each in scrapes:
+        models = each.processed.keys()
+        twice |= seen & models
+        seen |= models
+    return twice
 
 
 def union(scrapes: Sequence[Metrics]) -> dict[tuple[str, Labels], float]:
@@ -438,9 +453,13 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
             final: list[Scrape] = []
 
             def all_read() -> bool:
+                """Every event counted once: the group settled, no model on two agents
+                (scraped one after another, a model moving between them in a rebalance
+                can be seen on both, or on neither)."""
                 scrapes = agents.scrapes()
                 final[:] = [s for s in scrapes if s is not None]
-                return len(final) == count and agents.read(final) >= fleet.total
+                return len(final) == count and agents.read(final) == fleet.total and \
+                    not overlap(final)
 
             agents.wait(all_read, left(), f"{fleet.total} events read")
             for each in final:
@@ -458,12 +477,16 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
             except AssertionError as error:
                 result.equal = f"NO: {str(error)[:300]}"
         except (TimeoutError, AssertionError) as error:  # a stage outlasted timeout_s
-            read = agents.read(agents.scrapes()) / fleet.total
-            result.equal = (f"NOT FINISHED in {timeout_s / 60:.0f} min ({read:.0%} read): "
-                            f"{str(error).splitlines()[0]}")
+            now = [s for s in agents.scrapes() if s is not None]
+            result.equal = (f"NOT FINISHED in {timeout_s / 60:.0f} min ("
+                            f"{agents.read(now) / fleet.total:.0%} read, {len(overlap(now))} "
+                            f"model(s) on two agents): {str(error).splitlines()[0]}")
         for agent in agents.processes:
             log = agent.output()
             result.restores += restores(log[logged.get(agent.name, 0):])
+            result.slowest_restore_s = max(
+                [r[2] for r in restores(log)] + [result.slowest_restore_s],
+                key=lambda x: -1.0 if math.isnan(x) else x)
             result.assignments += log.count("partitions assigned")
             result.lost += log.count("partitions lost")
     result.seconds = time.monotonic() - started
@@ -483,10 +506,11 @@ def row(kind: str, fleet: Fleet, result: Result) -> str:
     restore = "none logged" if slowest is None else (
         f"{slowest[2]:.2f} ({slowest[0]} models, {slowest[1]} partitions)")
     per_partition = "–" if slowest is None or not slowest[1] else f"{slowest[2] / slowest[1]:.2f}"
-    kill = f"{result.read_at_kill:.0%}" + ("" if result.killed_mid_stream else " (the end)")
+    kill = "no kill" if math.isnan(result.read_at_kill) else (
+        f"{result.read_at_kill:.0%}" + ("" if result.killed_mid_stream else " (the end)"))
     return (f"| {broker_label(kind)} | {result.agents} | {fleet.models} / {fleet.partitions} "
             f"| {_rate(*result.before)} | {_rate(*result.during)} "
-            f"| {kill} | {restore} | {per_partition} "
+            f"| {kill} | {restore} | {per_partition} | {result.slowest_restore_s:.2f} "
             f"| {result.gap_s:.1f} (± {result.gap_round_s:.1f}) "
             f"| ≤ {result.pause_s:g} | {result.long_pauses:.0f} of {result.pauses:.0f} "
             f"| {' / '.join(f'{r:.0f}' for r in result.rss_mib)} "
@@ -498,6 +522,7 @@ def row(kind: str, fleet: Fleet, result: Result) -> str:
 HEADER = ("| broker | agents | models / partitions | produced before the agents "
           "| produced while they run | read when one is killed "
           "| slowest restore after the kill, s | per partition, s "
+          "| slowest restore of the run, s "
           "| handover gap, s (± a scrape round) | longest loop pause, s "
           f"| pauses > {PAUSE_TARGET_S} s (of all) | RSS per agent, MiB | final scrape per agent "
           "| \"partitions assigned\" / \"lost\" (evicted) log lines "
