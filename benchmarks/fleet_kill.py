@@ -4,17 +4,19 @@
 ``--quick`` 1 000) at the default window (d = 1 000), E events each (1 000 + 100: every window
 full), on an input topic of 8 partitions of Apache Kafka (``--broker tansu`` for Tansu), each
 model's records keyed by its id, so the producer's partitioner spreads the models over the
-partitions. The stream is produced once, before any agent starts, by several producer
-processes (each owns a share of the models, so a model's records stay in order); how long
-that takes is printed on its own line.
+partitions. Each configuration (1, 2 and 4 agents; ``--quick``: 2) has a topic, a consumer
+group and so a state topic of its own, and its own copy of the stream: a random share of
+every model's events (25 to 75 %) is produced before the agents start, the rest while they
+read, by several producer processes (each owns a share of the models, so a model's records
+stay in order); how long each part took is reported.
 
-Then, per configuration (1, 2 and 4 agents; ``--quick``: 2), real ``driftwatch run``
-processes in a consumer group of their own (so a state topic of their own), with the
-defaults (state topic backend, group timeouts, checkpoint interval) and ``limits.max_models``
-raised to N, read the stream. Once they have saved at least once each and consumed a random
-share (25 to 75 %) of the stream, one of them, chosen at random, is SIGKILLed and started
-again at once (as Kubernetes restarts a killed container; the survivors may take its
-partitions over first). Reported per configuration:
+The agents are real ``driftwatch run`` processes with the defaults (state topic backend,
+group timeouts, checkpoint interval) and ``limits.max_models`` raised to N. Once each has
+saved at least once and the first share is read, a random 0 to 3 s later one of them,
+chosen at random, is SIGKILLed and started again at once (as Kubernetes restarts a killed
+container; the survivors may take its partitions over first). A configuration not done
+within its bound (30 minutes; ``--quick`` 10) is reported as not finished. Reported per
+configuration:
 
 - restore: the slowest "restored N model(s) of K partition(s) ... in X s" of the agents'
   logs after the kill (X, and X / K per partition), and the slowest of the whole run (a
@@ -36,8 +38,8 @@ partitions over first). Reported per configuration:
   path, which gives the same state as the agent's record by record) and exported by the same
   collector.
 
-``python -m benchmarks.fleet_kill --models 2000 --agents 1 2 --broker tansu`` for other
-sizes.
+``python -m benchmarks.fleet_kill --models 2000 --agents 1 2 --broker tansu --minutes 15`` for
+other sizes.
 """
 
 from __future__ import annotations
