@@ -407,6 +407,7 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
                  for i in range(count)]
     with Agents(processes) as agents, ThreadPoolExecutor(1) as background:
         logged: dict[str, int] = {}
+        pauses: list[list[tuple[float, float]]] = []
 
         def left() -> float:
             return max(started + timeout_s - time.monotonic(), 1.0)
@@ -434,7 +435,7 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
             logged.update({agent.name: len(agent.output()) for agent in agents.processes})
             victim.launch()  # the replacement, as Kubernetes restarts a killed container
             owned = set(before.processed)
-            pauses = [before.pauses]
+            pauses.append(before.pauses)
             rounds = []
 
             def handed_over() -> bool:
@@ -468,11 +469,6 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
                 pauses.append(each.pauses)
                 result.rss_mib.append((each.gauge("process_resident_memory_bytes") or 0) / 2**20)
                 result.scrapes.append((len(each.body) / 1e6, each.seconds))
-            highest = [longest_pause(p) for p in pauses if p]
-            if highest:
-                result.pause_s = max(h[0] for h in highest)
-                result.long_pauses = sum(h[1] for h in highest)
-                result.pauses = sum(h[2] for h in highest)
             try:
                 result.equal = compare(union([Metrics.parse(s.body.decode()) for s in final]),
                                        expected)
@@ -480,9 +476,17 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
                 result.equal = f"NO: {str(error)[:300]}"
         except (TimeoutError, AssertionError) as error:  # a stage outlasted timeout_s
             now = [s for s in agents.scrapes() if s is not None]
+            pauses += [each.pauses for each in now]
+            result.rss_mib = [(each.gauge("process_resident_memory_bytes") or 0) / 2**20
+                              for each in now]
             result.equal = (f"NOT FINISHED in {timeout_s / 60:.0f} min ("
                             f"{agents.read(now) / fleet.total:.0%} read, {len(overlap(now))} "
                             f"model(s) on two agents): {str(error).splitlines()[0]}")
+        highest = [longest_pause(p) for p in pauses if p]
+        if highest:  # the killed agent's before the kill, and every agent's at the end
+            result.pause_s = max(h[0] for h in highest)
+            result.long_pauses = sum(h[1] for h in highest)
+            result.pauses = sum(h[2] for h in highest)
         for agent in agents.processes:
             log = agent.output()
             result.restores += restores(log[logged.get(agent.name, 0):])
