@@ -38,10 +38,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"which to run (default: all): {', '.join(BENCHMARKS)}")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
-    parser.add_argument("--broker", choices=("tansu", "apache", "both"), default="both",
-                        help="the broker(s) of the benchmarks that run one (kills, handover)")
+    parser.add_argument("--broker", choices=("tansu", "apache", "both"),
+                        help="the broker(s) of the benchmarks that run one (kills, handover: "
+                        "both by default; fleet --kill: apache)")
     parser.add_argument("--scrape", action="store_true",
-                        help="fleet: only its scrape part")
+                        help="fleet: its scrape part")
+    parser.add_argument("--kill", action="store_true",
+                        help="fleet: its kill part (benchmarks/fleet_kill.py)")
     args = parser.parse_args(argv)
     unknown = set(args.names) - set(BENCHMARKS)
     if unknown:
@@ -50,10 +53,12 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.names or BENCHMARKS:
         print(f"## {name}\n")
         run = importlib.import_module(f"benchmarks.{name}").main
-        if name == "fleet" and args.scrape:
-            run(quick=args.quick, parts=("scrape",))
+        if name == "fleet":
+            parts = tuple(part for part in ("scrape", "kill") if getattr(args, part))
+            run(quick=args.quick, parts=parts or ("scrape", "kill"),
+                broker=args.broker or "apache")
         elif "broker" in inspect.signature(run).parameters:
-            run(quick=args.quick, broker=args.broker)
+            run(quick=args.quick, broker=args.broker or "both")
         else:
             run(quick=args.quick)
         print()

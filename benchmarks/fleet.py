@@ -1,9 +1,10 @@
 """A fleet of 10 000 models: what one agent's ``/metrics`` costs (issue 25).
 
 ``python -m benchmarks fleet --scrape`` (or ``python -m benchmarks.fleet --scrape``) runs the
-scrape part; the fleet's other parts (8 partitions, 1, 2 and 4 agents, a SIGKILL at a random
-moment: restore time per partition, handover gap, longest loop pause, RSS per agent, union
-of metrics against the reference) are to come as further entries of :data:`PARTS`.
+scrape part, ``--kill`` the kill part (:mod:`benchmarks.fleet_kill`: 8 partitions, 1, 2 and 4
+agents, a SIGKILL at a random moment: restore time per partition, handover gap, longest loop
+pause, RSS per agent, scrape of each agent, group churn, union of metrics against the
+reference), neither both.
 
 Scrape part: N models (10 000; ``--quick`` 1 000), each a real
 :class:`~driftwatch.core.monitor.Monitor` with the default watches and window (d = 1 000)
@@ -48,6 +49,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from benchmarks import fleet_kill
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.core.report import Snapshot
 from driftwatch.settings import Settings
@@ -60,9 +62,8 @@ from driftwatch.sinks.prometheus.rendered import RenderedFamily
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.snapshot import AgentSnapshot
 
-PARTS = ("scrape",)
-"""The fleet benchmark's parts; ``restore``, ``handover`` and ``pause`` (issue 25, item 6)
-come later, each a function of ``(models, quick)`` printing its table."""
+PARTS = ("scrape", "kill")
+"""The fleet benchmark's parts, each printing its table."""
 
 MODELS = 10_000
 QUICK_MODELS = 1_000
@@ -299,11 +300,14 @@ def scrape_table(models: int, repeats: int) -> None:
         sys.stdout.flush()
 
 
-def main(quick: bool, parts: tuple[str, ...] = PARTS) -> None:
+def main(quick: bool, parts: tuple[str, ...] = PARTS, broker: str = "apache") -> None:
     models = QUICK_MODELS if quick else MODELS
     repeats = QUICK_REPEATS if quick else REPEATS
     if "scrape" in parts:
         scrape_table(models, repeats)
+    if "kill" in parts:
+        print()
+        fleet_kill.main(quick, broker)
     left = [part for part in PARTS if part not in parts]
     if left:
         print(f"\n(parts not run: {', '.join(left)})")
@@ -312,9 +316,14 @@ def main(quick: bool, parts: tuple[str, ...] = PARTS) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fleet", description=__doc__)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_MODELS} models")
-    parser.add_argument("--scrape", action="store_true", help="the scrape part only")
-    parser.add_argument("--models", type=int, help="how many models (default: 10 000)")
+    parser.add_argument("--scrape", action="store_true", help="the scrape part")
+    parser.add_argument("--kill", action="store_true", help="the kill part")
+    parser.add_argument("--broker", choices=("tansu", "apache", "both"), default="apache",
+                        help="the kill part's broker")
+    parser.add_argument("--models", type=int, help="how many models of the scrape part "
+                        "(default: 10 000; the kill part's: python -m benchmarks.fleet_kill)")
     args = parser.parse_args()
     if args.models:
         MODELS = QUICK_MODELS = args.models
-    main(args.quick, ("scrape",) if args.scrape else PARTS)
+    chosen = tuple(part for part in PARTS if getattr(args, part))
+    main(args.quick, chosen or PARTS, args.broker)

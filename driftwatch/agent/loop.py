@@ -66,7 +66,12 @@ from driftwatch.pipeline import (
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
 from driftwatch.sinks.prometheus.server import MetricsServer
-from driftwatch.sinks.snapshot import AgentSnapshot, LatencyHistogram, Operations
+from driftwatch.sinks.snapshot import (
+    LOOP_PAUSE_SECONDS_BUCKETS,
+    AgentSnapshot,
+    LatencyHistogram,
+    Operations,
+)
 from driftwatch.sources import Source
 from driftwatch.state.checkpoint import CheckpointSaveError
 from driftwatch.state.topic import StateTopicStore
@@ -144,6 +149,7 @@ class Agent:
         self.publisher = SnapshotPublisher(wall_clock(), snapshot_interval_s, clock, wall_clock)
         self.positions = Positions()
         self._batch_seconds = LatencyHistogram()
+        self._loop_pauses = LatencyHistogram(LOOP_PAUSE_SECONDS_BUCKETS)
         self._ready = False
         # Predictions and labels as separate records (settings ``join``): one join, or with
         # the state topic one per input partition (to be handed over with it); None when
@@ -205,6 +211,7 @@ class Agent:
             source = self._start(resources)
             while not stop.is_set():
                 records = source.poll()
+                polled = self._clock()
                 if records:
                     started = self._clock()
                     self.process_batch(records)
@@ -213,6 +220,7 @@ class Agent:
                 self._publish_snapshot()
                 if self.checkpointer.due():
                     self.checkpoint()
+                self._loop_pauses.observe(self._clock() - polled)
             log.info("stopping: %s", "nothing consumed since the last save, so nothing to save"
                      if self.positions.offsets == self.checkpointer.durable else
                      "saving a checkpoint and committing the offsets it covers")
@@ -466,6 +474,7 @@ class Agent:
             broker_reconnects=source.reconnects if source is not None else 0,
             offset_resets=self.positions.resets,
             batch_seconds=self._batch_seconds.value(),
+            loop_pause_seconds=self._loop_pauses.value(),
             state_split_models=None if self.partitioned is None else len(
                 self.partitioned.split),
         )

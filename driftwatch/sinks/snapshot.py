@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH_SECONDS_BUCKETS",
+    "LOOP_PAUSE_SECONDS_BUCKETS",
     "NOT_READY_REASONS",
     "AgentSnapshot",
     "Histogram",
@@ -36,6 +37,12 @@ BATCH_SECONDS_BUCKETS: tuple[float, ...] = (
 """Upper bounds of ``driftwatch_batch_processing_seconds``. A batch of 500 records at about
 20 µs each takes about 10 ms; the buckets span 0.5 ms (a few records) to 5 s (the default
 ``kafka.max_poll_interval_ms``, past which the broker evicts the member)."""
+
+LOOP_PAUSE_SECONDS_BUCKETS: tuple[float, ...] = (
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+"""Upper bounds of ``driftwatch_loop_pause_seconds``: 0.5 s is issue 25's target for the
+longest pause (a save, a restore slice); the long end tells a save of thousands of models
+(seconds to tens of seconds) from one that outlasts the group's timeouts."""
 
 NOT_READY_REASONS = ("kafka", "checkpoint")
 """What can keep ``/readyz`` at 503: ``kafka`` (broker unreachable for longer than the
@@ -107,6 +114,8 @@ class Operations:
             position jumped back, because the log no longer reached the checkpoint's offset
             (``beyond_log_end``: the topic was recreated or truncated).
         batch_seconds: processing time of each polled batch (decode, monitors, alarms).
+        loop_pause_seconds: the loop's time between two polls (a batch, a snapshot, a
+            save): while it lasts no record is read.
         state_split_models: models whose events come from more than one input partition,
             so that the state topic cannot hand them over exactly (None: file checkpoint).
     """
@@ -126,6 +135,8 @@ class Operations:
     broker_reconnects: int = 0
     offset_resets: Mapping[tuple[str, int, str], int] = field(default_factory=_empty_mapping)
     batch_seconds: Histogram = field(default_factory=lambda: LatencyHistogram().value())
+    loop_pause_seconds: Histogram = field(default_factory=lambda: LatencyHistogram(
+        LOOP_PAUSE_SECONDS_BUCKETS).value())
     state_split_models: int | None = None
 
     def __post_init__(self) -> None:

@@ -348,3 +348,17 @@ def test_the_agent_on_a_file_gives_the_replay_of_the_file(tmp_path: Path) -> Non
         assert json.dumps(run_.agent.monitors.get(model).snapshot().values, sort_keys=True) \
             == json.dumps(snapshot.values, sort_keys=True)
         assert run_.agent.monitors.get(model).events == snapshot.events
+
+
+def test_every_turn_of_the_loop_records_its_pause_between_two_polls(tmp_path: Path) -> None:
+    """``driftwatch_loop_pause_seconds``: one observation per poll (the batch, the snapshot,
+    a save, until the next poll), each as long as the clock moved meanwhile (0.05 s per
+    read here, so none falls in the first bucket, 0.01 s)."""
+    values = stream_values(length=1000)
+    run = Run(settings(tmp_path), records(values), batch=100, clock=TickingClock(0.05))()
+    assert run.error is None
+    polls = 1000 // 100 + 1  # the last poll finds the stream exhausted and stops the loop
+    pauses = run.agent._operations({}).loop_pause_seconds
+    assert pauses.buckets[0] == (0.01, 0)
+    assert pauses.buckets[-1][1] == polls
+    assert pauses.sum >= 0.05 * polls

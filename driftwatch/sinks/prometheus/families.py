@@ -289,6 +289,11 @@ class Families:
             "driftwatch_batch_processing_seconds",
             "Time to process one polled batch (decode, monitors, alarms), seconds.",
         )
+        self.loop_pause = HistogramMetricFamily(
+            "driftwatch_loop_pause_seconds",
+            "Time between two polls of the loop (a batch, a snapshot, a save), seconds: "
+            "no record is read while it lasts.",
+        )
         self.split_models = GaugeMetricFamily(
             "driftwatch_state_split_models",
             "Models whose events arrive on more than one input partition: the state topic "
@@ -336,8 +341,8 @@ class Families:
             self.batch_labels, self.lag, self.lag_seconds, self.ready, self.not_ready, self.saves,
             self.save_failures, self.last_save, self.save_seconds, self.commits,
             self.commit_failures, self.dead_letter_failures, self.alarm_failures, self.reconnects,
-            self.offset_resets, self.batch_seconds, self.split_models, self.build, self.dropped,
-            self.skipped,
+            self.offset_resets, self.batch_seconds, self.loop_pause, self.split_models,
+            self.build, self.dropped, self.skipped,
         ]
         if self.deprecated:
             families += [*self._aliases.values(), self.start_time]
@@ -405,6 +410,9 @@ class Families:
         self.batch_seconds.add_metric(
             [], [(_bound(bound), count) for bound, count in ops.batch_seconds.buckets],
             ops.batch_seconds.sum)
+        self.loop_pause.add_metric(
+            [], [(_bound(bound), count) for bound, count in ops.loop_pause_seconds.buckets],
+            ops.loop_pause_seconds.sum)
         if ops.state_split_models is not None:
             self.split_models.add_metric([], ops.state_split_models)
         if self.deprecated:

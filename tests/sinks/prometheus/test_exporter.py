@@ -145,6 +145,7 @@ EXPECTED_FAMILIES = {
     "driftwatch_broker_reconnects_total": ("counter", set()),
     "driftwatch_offset_resets_total": ("counter", {"topic", "partition", "reason"}),
     "driftwatch_batch_processing_seconds": ("histogram", set()),
+    "driftwatch_loop_pause_seconds": ("histogram", set()),
     "driftwatch_state_split_models": ("gauge", set()),
     "driftwatch_build_info": ("gauge", {"version", "revision"}),
     "driftwatch_scrape_dropped_series_total": ("counter", set()),
@@ -155,7 +156,7 @@ OPERATIONS_FAMILIES = {
     name.removesuffix("_total") for name in EXPECTED_FAMILIES
     if name.startswith(("driftwatch_checkpoint", "driftwatch_commit", "driftwatch_dead_letter",
                         "driftwatch_alarm_publish", "driftwatch_broker", "driftwatch_offset",
-                        "driftwatch_batch", "driftwatch_not_ready",
+                        "driftwatch_batch", "driftwatch_loop", "driftwatch_not_ready",
                         "driftwatch_consumer_lag_seconds"))
 }
 
@@ -1129,12 +1130,15 @@ def test_operations_are_exported() -> None:
     histogram = LatencyHistogram((0.01, 0.1))
     for seconds in (0.005, 0.01, 0.05, 3.0):
         histogram.observe(seconds)
+    pauses = LatencyHistogram((0.5, 5.0))
+    for seconds in (0.2, 0.7, 12.0):
+        pauses.observe(seconds)
     operations = Operations(
         consumer_group="g", not_ready=frozenset({"checkpoint"}), checkpoint_saves=7,
         checkpoint_save_failures=2, checkpoint_last_success_time=T0, checkpoint_save_seconds=0.25,
         commits=6, commit_failures=1, dead_letter_failures=3, alarm_publish_failures=4,
         broker_reconnects=5, offset_resets={("events", 2, "beyond_log_end"): 1},
-        batch_seconds=histogram.value(),
+        batch_seconds=histogram.value(), loop_pause_seconds=pauses.value(),
     )
     registry = registry_for(AgentSnapshot(monitors=(), rejected={}, consumer_lag={}, ready=False,
                                           started_time=T0, operations=operations))
@@ -1154,6 +1158,9 @@ def test_operations_are_exported() -> None:
     assert buckets == {"0.01": 2, "0.1": 3, "+Inf": 4}  # le is inclusive
     assert value("driftwatch_batch_processing_seconds_count") == 4
     assert value("driftwatch_batch_processing_seconds_sum") == 0.005 + 0.01 + 0.05 + 3.0
+    assert [value("driftwatch_loop_pause_seconds_bucket", {"le": le})
+            for le in ("0.5", "5.0", "+Inf")] == [1, 2, 3]
+    assert value("driftwatch_loop_pause_seconds_sum") == 0.2 + 0.7 + 12.0
     # Nothing saved yet: no timestamp or duration rather than a misleading 0.
     empty = registry_for(AgentSnapshot.empty(T0)).get_sample_value
     assert empty("driftwatch_checkpoint_last_success_timestamp_seconds") is None
