@@ -93,14 +93,18 @@ class Checkpointer:
         self._due_at = self._clock() + delay_s
 
     def save(self, payload: Callable[[], Mapping[str, Any]],
-             offsets: Mapping[TopicPartition, int]) -> bool:
+             offsets: Mapping[TopicPartition, int],
+             saved: Callable[[], None] | None = None) -> bool:
         """Save ``payload()`` (which holds ``offsets``); True when it is on disk (or when
-        there is no store). ``payload`` is called only when there is a store to save it in."""
+        there is no store). ``payload`` is called only when there is a store to save it in,
+        and ``saved`` only when that save succeeded."""
         started = self._clock()
         if self.store is not None:
             try:
                 with _gc_paused():
                     self.store.save(payload())
+                if saved is not None:
+                    saved()
             except OSError as error:
                 self.failures += 1
                 self.consecutive_failures += 1

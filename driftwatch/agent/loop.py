@@ -279,7 +279,8 @@ class Agent:
                         "postponed", timeout_s)
             self.checkpointer.postpone(self.checkpointer.interval_s)
             return False
-        saved = self.checkpointer.save(lambda: self._payload(offsets), offsets)
+        saved = self.checkpointer.save(lambda: self._payload(offsets), offsets,
+                                       self.saved_state.saved)
         self._update_readiness()
         if not saved:
             return False

@@ -24,7 +24,7 @@ from driftwatch.agent.positions import Positions
 from driftwatch.agent.rejections import Rejections
 from driftwatch.core.delayed import DelayedLabels
 from driftwatch.kafka.offsets import TopicPartition
-from driftwatch.pipeline import Monitors
+from driftwatch.pipeline import Monitors, progress
 from driftwatch.state.checkpoint import CheckpointError, encode_offsets
 
 log = logging.getLogger(__name__)
@@ -75,15 +75,20 @@ class SavedState:
     def payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
         """The checkpoint's payload: the monitors' state and the ``offsets`` it covers, the
         rejection and skip counts, the comparisons and the join's pending records (with the
-        state topic, one record per model under its input partition, and a join per
-        partition)."""
+        state topic, one record per model under its input partition, only of the models
+        that moved since the last successful save, and a join per partition; :meth:`saved`
+        once it is saved)."""
         if self.partitioned is not None:
             shards = self.join_shards
             joins = None if shards is None else {
                 shard: (shards.partitions_of(shard), state)
                 for shard, state in shards.export_state().items()}
-            return self.partitioned.payload(self.monitors.export_state(), offsets, joins,
-                                            self.comparisons.export_model)
+            by_model = self.monitors.by_model
+            changed = self.partitioned.unsaved({model: progress(monitor)
+                                                for model, monitor in by_model.items()})
+            return self.partitioned.payload(
+                {model: by_model[model].export_state() for model in changed}, offsets, joins,
+                self.comparisons.export_model)
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self.rejections.rejected),
@@ -93,6 +98,12 @@ class SavedState:
         if self.delayed is not None:  # pending predictions and labels, with the same offsets
             payload["join"] = self.delayed.export_state()
         return payload
+
+    def saved(self) -> None:
+        """The last :meth:`payload` is saved (with the state topic, the models it left out
+        stay out of the next one until they move)."""
+        if self.partitioned is not None:
+            self.partitioned.saved()
 
     def restore(self) -> None:
         """Load the checkpoint into the monitors, positions and rejection counts (nothing

@@ -65,7 +65,7 @@ from driftwatch.state.topic_records import loads as _loads
 from driftwatch.state.topic_records import parse_key as _parse_key
 
 __all__ = ["TOPIC_CONFIG", "Restored", "StateSaveError", "StateTopicStore",
-           "StateTopicUnavailable"]
+           "StateTopicUnavailable", "resumes_from"]
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +121,35 @@ class Restored:
     join_covers: dict[TopicPartition, dict[TopicPartition, int]] = field(default_factory=dict)
     comparisons: dict[str, dict[str, Any]] = field(default_factory=dict)
     skipped: dict[TopicPartition, int] = field(default_factory=dict)
+
+
+def resumes_from(covers: Mapping[TopicPartition, int], writer: object,
+                 metas: Mapping[TopicPartition, tuple[int, object]]
+                 ) -> dict[TopicPartition, int]:
+    """A record's *effective* covers: per partition, the first offset its state does not
+    reflect, given ``covers`` (what the record says), ``writer`` (the record's ``"writer"``:
+    one owner while its partitions stay the same, :attr:`~driftwatch.agent.partition_states.
+    PartitionStates.writer`) and ``metas`` (per partition, its meta record's offset and
+    writer).
+
+    A save writes only the models that moved since its writer's last successful save, and
+    its meta records only once every record of it is acknowledged, at the offsets where it
+    decided what moved. A model it left out took no record of any partition from the offsets
+    its writer's record covers up to the meta's. So where the meta's writer wrote the
+    record, the record holds the model's state at the meta's offset too: its cover is lifted
+    to the meta's, and a model that went quiet does not hold the partition's resume point
+    back. A record of another writer (an earlier epoch, a former owner, a zombie, a
+    whole-stream sibling) or of none keeps its own covers, as every record did before
+    changed-only saves. The proof: docs/state.md#changed-only-saves.
+    """
+    lifted = dict(covers)
+    if writer is None:
+        return lifted
+    for tp, offset in covers.items():
+        meta = metas.get(tp)
+        if meta is not None and meta[1] == writer and meta[0] > offset:
+            lifted[tp] = meta[0]
+    return lifted
 
 
 class StateTopicStore:
@@ -306,6 +335,7 @@ class StateTopicStore:
         places it); ``chunked`` gets the chunks written per model."""
         # Models first, then the joins, metas last: a join's record is written only after
         # the models its pairs went to, a meta only after the states it vouches for.
+        writer = payload.get("writer")
         entries = [("m", saved["home"], model, saved)
                    for model, saved in payload["models"].items()]
         entries += [("j", saved["home"], "", saved)
@@ -313,7 +343,7 @@ class StateTopicStore:
         for kind, (home_topic, home_partition), name, saved in entries:
             home: TopicPartition = (home_topic, home_partition)
             document = {"covers": encode_offsets(dict(saved["covers"])),
-                        "state": saved["state"]}
+                        "writer": writer, "state": saved["state"]}
             if saved.get("comparisons"):
                 document["comparisons"] = saved["comparisons"]
             value = _dumps(document)
@@ -326,8 +356,8 @@ class StateTopicStore:
                 for index, piece in enumerate(pieces):
                     yield home_partition, _key("c", *home, name, save, index), piece
                 yield home_partition, _key(kind, *home, name), _dumps({
-                    "covers": encode_offsets(dict(saved["covers"])), "save": save,
-                    "chunks": len(pieces)})
+                    "covers": encode_offsets(dict(saved["covers"])), "writer": writer,
+                    "save": save, "chunks": len(pieces)})
                 chunked[(home, name)] = (save, len(pieces))
             # The chunks this record replaces are deleted after it (tombstones).
             previous = self._chunk_saves.get((home, name))
@@ -338,7 +368,8 @@ class StateTopicStore:
         for tp, meta in payload["partitions"]:
             yield tp[1], _key("p", *tp), _dumps({"offset": meta["offset"],
                                          "rejected": meta["rejected"],
-                                         "skipped": meta.get("skipped", 0)})
+                                         "skipped": meta.get("skipped", 0),
+                                         "writer": writer})
 
     def _connect(self) -> Any:
         if self._producer is None:
@@ -403,6 +434,7 @@ class StateTopicStore:
                 heads[(tp, key[3])] = document
         restored = Restored()
         split = set()
+        lifts: dict[TopicPartition, tuple[int, object]] = {}
         for tp in wanted & metas.keys():
             meta = metas[tp]
             offset, rejected = meta.get("offset"), meta.get("rejected", {})
@@ -413,12 +445,14 @@ class StateTopicStore:
                 raise CheckpointError(f"state topic {self.topic}: the record of {tp[0]}"
                                       f"[{tp[1]}] is malformed")
             restored.offsets[tp] = offset
+            lifts[tp] = (offset, meta.get("writer"))
             restored.rejected_below[tp] = offset
             restored.rejected[tp] = {str(r): int(c) for r, c in rejected.items()}
             restored.skipped[tp] = skipped
         chosen: dict[str, tuple[TopicPartition, dict[str, Any], dict[TopicPartition, int]]] = {}
         for (home, model), head in heads.items():
-            covers = self._covers(head, f"model {model!r}")
+            covers = resumes_from(self._covers(head, f"model {model!r}"), head.get("writer"),
+                                  lifts)
             if home not in restored.offsets:
                 if any(tp in restored.offsets for tp in covers):
                     split.add(model)
@@ -441,7 +475,8 @@ class StateTopicStore:
             if "save" in head:
                 self._chunk_saves[(home, model)] = (str(head["save"]), int(head["chunks"]))
         for home, head in join_heads.items():
-            covers = self._covers(head, f"the join of {home[0]}[{home[1]}]")
+            covers = resumes_from(self._covers(head, f"the join of {home[0]}[{home[1]}]"),
+                                  head.get("writer"), lifts)
             if not any(tp in restored.offsets for tp in covers):
                 continue  # its partitions' first save was cut short: nothing to resume
             restored.joins[home] = self._document(home, "", head, chunks)["state"]
