@@ -285,8 +285,9 @@ class StateTopicStore:
     # -- save -------------------------------------------------------------------------------
 
     def save(self, payload: Mapping[str, Any]) -> None:
-        """Write one save: ``payload`` is what
-        :meth:`~driftwatch.agent.partition_states.PartitionStates.payload` builds.
+        """Write one save and wait for it: ``payload`` is what
+        :meth:`~driftwatch.agent.partition_states.PartitionStates.payload` builds (a
+        :class:`SaveRound` sent at once and waited for).
 
         Raises:
             StateSaveError: a record was not acknowledged by all in-sync replicas within
@@ -294,39 +295,41 @@ class StateTopicStore:
             BrokerRefused: the brokers refuse the agent's principal WRITE (or CREATE) on the
                 topic: retrying cannot help.
         """
+        saving = self.round(payload)
+        saving.send_models(payload)
+        saving.wait()
+
+    def round(self, payload: Mapping[str, Any]) -> SaveRound:
+        """Begin a save whose joins and metas are ``payload``'s (its snapshot); its models
+        follow in any number of :meth:`SaveRound.send_models` calls.
+
+        Raises: as :meth:`save`.
+        """
         if not self._topic_ready:
             self.ensure_topic()
-        chunked: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
-        records = list(self._records(payload, chunked))
         producer = self._connect()
         partitions = self._state_partitions
         assert partitions is not None  # the topic is ensured
-        headers = header(partitions)
-        futures = []
-        written = 0
         try:
             known = len(producer.partitions_for(self.topic) or ())
-            if known != partitions:  # an administrator added partitions since the check
-                raise refusal(self.topic, known, partitions)
-            for home, key, value in records:
-                futures.append(producer.send(
-                    self.topic, key=key, value=value, headers=headers,
-                    partition=state_partition(home, partitions)))
-                written += len(key) + (len(value) if value is not None else 0)
-            producer.flush(timeout=self.request_timeout_s)
-            for future in futures:
-                future.get(timeout=self.request_timeout_s)
         except kafka_errors.AuthorizationError as error:
             raise state_topic_refused(self.topic, "WRITE", error) from error
-        except (KafkaError, ValueError, TypeError) as error:
+        except KafkaError as error:
             raise StateSaveError(f"saving to state topic {self.topic}: "
                                  f"{type(error).__name__}: {error}") from error
-        for model, saved in payload["models"].items():
-            self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), model), None)
-        for saved in payload.get("joins", ()):
-            self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), ""), None)
+        if known != partitions:  # an administrator added partitions since the check
+            raise refusal(self.topic, known, partitions)
+        return SaveRound(self, producer, partitions, payload)
+
+    def _saved(self, homes: Collection[tuple[TopicPartition, str]],
+               chunked: Mapping[tuple[TopicPartition, str], tuple[str, int]],
+               written: int, records: int) -> None:
+        """A round succeeded: the chunks it replaced are gone, its own are the ones to
+        delete next time."""
+        for home in homes:
+            self._chunk_saves.pop(home, None)
         self._chunk_saves.update(chunked)
-        self.last_save_bytes, self.last_save_records = written, len(records)
+        self.last_save_bytes, self.last_save_records = written, records
 
     def _records(self, payload: Mapping[str, Any],
                  chunked: dict[tuple[TopicPartition, str], tuple[str, int]]
@@ -337,7 +340,7 @@ class StateTopicStore:
         # the models its pairs went to, a meta only after the states it vouches for.
         writer = payload.get("writer")
         entries = [("m", saved["home"], model, saved)
-                   for model, saved in payload["models"].items()]
+                   for model, saved in payload.get("models", {}).items()]
         entries += [("j", saved["home"], "", saved)
                     for saved in payload.get("joins", ())]
         for kind, (home_topic, home_partition), name, saved in entries:
@@ -365,7 +368,7 @@ class StateTopicStore:
                 old_save, count = previous
                 for index in range(count):
                     yield home_partition, _key("c", *home, name, old_save, index), None
-        for tp, meta in payload["partitions"]:
+        for tp, meta in payload.get("partitions", ()):
             yield tp[1], _key("p", *tp), _dumps({"offset": meta["offset"],
                                          "rejected": meta["rejected"],
                                          "skipped": meta.get("skipped", 0),
@@ -621,3 +624,109 @@ class StateTopicStore:
             consumer.close()
             self.last_load_records, self.last_load_bytes = records, read_bytes
         return latest
+
+
+class SaveRound:
+    """One save to the state topic, sent without stopping the loop.
+
+    Its models are sent in slices (:meth:`send_models`, each model's record a consistent
+    pair of its state and the offsets it covers when exported); once every one is
+    acknowledged its join records are sent, once those are its meta records (the offsets and
+    counts of its snapshot, ``payload``'s), and once those are the save is done. The order
+    is the one the argument for exactness needs (module docstring), enforced by waiting for
+    acknowledgements, never by flushing in the loop: :meth:`poll` looks at the futures and
+    moves on. :meth:`wait` does the rest at once (a revoke, the last save,
+    :meth:`StateTopicStore.save`).
+    """
+
+    def __init__(self, store: StateTopicStore, producer: Any, partitions: int,
+                 payload: Mapping[str, Any]) -> None:
+        self._store = store
+        self._producer = producer
+        self._partitions = partitions
+        self._headers = header(partitions)
+        writer = payload.get("writer")
+        self._stages: list[dict[str, Any]] = [
+            {"models": {}, "joins": list(payload.get("joins", ())), "writer": writer},
+            {"models": {}, "partitions": list(payload["partitions"]), "writer": writer}]
+        self._futures: list[Any] = []
+        self._chunked: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
+        self._homes: list[tuple[TopicPartition, str]] = [
+            ((saved["home"][0], saved["home"][1]), "") for saved in payload.get("joins", ())]
+        self._models_open = True
+        self._deadline: float | None = None
+        self.written = 0
+        self.records = 0
+        self.done = False
+
+    def send_models(self, payload: Mapping[str, Any]) -> None:
+        """Send ``payload``'s model records (a slice of the round's models)."""
+        assert self._models_open, "the round's models are all sent"
+        self._homes += [((saved["home"][0], saved["home"][1]), model)
+                        for model, saved in payload["models"].items()]
+        self._send({"models": payload["models"], "writer": payload.get("writer")})
+
+    def models_sent(self) -> None:
+        """No more models: the joins and metas follow as the models are acknowledged."""
+        self._models_open = False
+
+    def poll(self) -> bool:
+        """Move on as far as the acknowledgements allow, without waiting; True once every
+        record, metas included, is acknowledged.
+
+        Raises:
+            StateSaveError: a record was refused, or none of the awaited ones was
+                acknowledged within ``request_timeout_s`` once all were sent.
+            BrokerRefused: the brokers refuse WRITE on the topic.
+        """
+        while not self.done and not self._models_open:
+            pending = [future for future in self._futures if not future.is_done]
+            for future in self._futures:
+                if future.is_done and future.exception is not None:
+                    self._raise(future.exception)
+            if pending:
+                now = time.monotonic()
+                if self._deadline is None:
+                    self._deadline = now + self._store.request_timeout_s
+                elif now > self._deadline:
+                    raise StateSaveError(
+                        f"saving to state topic {self._store.topic}: {len(pending)} record(s) "
+                        f"not acknowledged within {self._store.request_timeout_s:.0f} s")
+                return False
+            self._futures, self._deadline = [], None
+            if not self._stages:
+                self.done = True
+                self._store._saved(self._homes, self._chunked, self.written, self.records)
+                break
+            self._send(self._stages.pop(0))
+        return self.done
+
+    def wait(self) -> None:
+        """Send what is left and wait for every acknowledgement (bounded by
+        ``request_timeout_s`` per stage). Raises as :meth:`poll`."""
+        self.models_sent()
+        while not self.poll():
+            try:
+                self._producer.flush(timeout=self._store.request_timeout_s)
+            except KafkaError as error:
+                self._raise(error)
+            if not self.poll():
+                time.sleep(0.001)
+
+    def _send(self, payload: Mapping[str, Any]) -> None:
+        try:
+            for home, key, value in self._store._records(payload, self._chunked):
+                self._futures.append(self._producer.send(
+                    self._store.topic, key=key, value=value, headers=self._headers,
+                    partition=state_partition(home, self._partitions)))
+                self.written += len(key) + (len(value) if value is not None else 0)
+                self.records += 1
+        except (KafkaError, ValueError, TypeError) as error:
+            self._raise(error)
+
+    def _raise(self, error: BaseException) -> None:
+        topic = self._store.topic
+        if isinstance(error, kafka_errors.AuthorizationError):
+            raise state_topic_refused(topic, "WRITE", error) from error
+        raise StateSaveError(f"saving to state topic {topic}: {type(error).__name__}: "
+                             f"{error}") from error
