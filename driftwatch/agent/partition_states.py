@@ -55,10 +55,8 @@ class PartitionStates:
         restore or a drop starts a new one): a meta record lifts the covers of records
         of its own epoch only (:func:`~driftwatch.state.topic.resumes_from`)."""
         self._saved: dict[str, object] = {}
-        """Per model, its progress when its state was last exported by a save that then
-        succeeded (:meth:`unsaved`)."""
-        self._exporting: dict[str, object] = {}
-        """Per model, its progress when the save under way exported it."""
+        """Per model, its progress when its state was last exported by a save of this epoch
+        that then succeeded (:meth:`unsaved`)."""
 
     def take(self, model: str, tp: TopicPartition, offset: int) -> bool:
         """Note an event of ``model`` at ``tp``/``offset``; False when its state already
@@ -140,23 +138,23 @@ class PartitionStates:
         self.skipped[tp] = self.skipped.get(tp, 0) + 1
         return True
 
-    def unsaved(self, progress: Mapping[str, object]) -> list[str]:
-        """The models (of ``progress``: model → how far its monitor got, e.g.
-        :func:`~driftwatch.pipeline.progress`) whose state a save must write: those that
-        moved since the last successful save exported them, and those no save of this agent
-        wrote (new or restored ones). The others' records on the state topic hold their
-        state as it is; the save's meta records vouch that they took nothing since
-        (docs/state.md#changed-only-saves). Noted as being exported until :meth:`saved`."""
+    def unsaved(self, progress: Mapping[str, object]) -> dict[str, object]:
+        """The models (of ``progress``: model → how far its monitor got,
+        :func:`~driftwatch.pipeline.progress`) whose state a save must write, with their
+        progress: those that moved since a successful save of this epoch exported them, and
+        those none did (new, restored, or of an epoch before). The others' records on the
+        state topic hold their state as it is, and the save's meta records vouch that they
+        took nothing since (docs/state.md#changed-only-saves). Nothing per record: two
+        counts the monitor keeps anyway, compared here once per model and save."""
         saved = self._saved
-        self._exporting = {model: seen for model, seen in progress.items()
-                           if saved.get(model) != seen}
-        return list(self._exporting)
+        return {model: seen for model, seen in progress.items() if saved.get(model) != seen}
 
-    def saved(self) -> None:
-        """The save that exported :meth:`unsaved`'s models succeeded: every record of it
-        was acknowledged, metas included."""
-        self._saved.update(self._exporting)
-        self._exporting = {}
+    def saved(self, exported: Mapping[str, object], writer: str) -> None:
+        """A save of epoch ``writer`` succeeded (every record of it acknowledged, metas
+        included), having exported the models of ``exported`` at that progress. A save of
+        an earlier epoch changes nothing: every model is written again anyway."""
+        if writer == self.writer:
+            self._saved.update(exported)
 
     def payload(self, monitors: Mapping[str, Any], positions: Mapping[Any, int],
                 joins: Mapping[TopicPartition, tuple[Sequence[TopicPartition], Any]]
@@ -193,7 +191,6 @@ class PartitionStates:
         by this owner's metas, so every model is written again at the next save."""
         self.writer = _new_writer()
         self._saved.clear()
-        self._exporting.clear()
 
     def restored(self, restored: Restored) -> None:
         """Take over what :meth:`StateTopicStore.load` returned."""

@@ -62,6 +62,7 @@ class Owner:
         self.monitors: dict[str, Monitor] = {}
         self.positions: dict[tuple[str, int], int] = {}
         self.states = PartitionStates()
+        self.exported: dict[str, object] = {}
 
     def feed(self, records: Stream) -> None:
         for tp, offset, model, event in records:
@@ -78,13 +79,14 @@ class Owner:
 
     def changed_payload(self) -> dict[str, Any]:
         """The agent's save: only the models that moved since the last one that succeeded."""
-        changed = self.states.unsaved({m: progress(mon) for m, mon in self.monitors.items()})
-        return self.states.payload({m: self.monitors[m].export_state() for m in changed},
-                                   self.positions)
+        self.exported = self.states.unsaved({m: progress(mon)
+                                             for m, mon in self.monitors.items()})
+        return self.states.payload({m: self.monitors[m].export_state()
+                                    for m in self.exported}, self.positions)
 
     def save_changed(self, store: StateTopicStore) -> None:
         store.save(self.changed_payload())
-        self.states.saved()
+        self.states.saved(self.exported, self.states.writer)
 
     def restore(self, store: StateTopicStore, partitions: set[tuple[str, int]]) -> None:
         restored = store.load(partitions)
