@@ -50,6 +50,11 @@ class Checkpointer:
     save's duration when that is longer, so that saving a large state never takes more than
     that share of the loop's time.
 
+    With the state topic the loop saves in slices (:meth:`begin`, :meth:`advance`:
+    :class:`~driftwatch.agent.sliced_save.SlicedSave`), so that a save never stops the loop
+    for long; its duration for the stretch is the loop time its slices took. :meth:`save`
+    (a revoke, the last save) saves at once.
+
     With ``store=None`` (checkpointing disabled) nothing is written, but :meth:`save` still
     returns True on the same schedule and :attr:`durable` follows the offsets given, so the
     agent commits processed offsets (for the group's lag) at the same pace.

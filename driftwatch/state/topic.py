@@ -31,12 +31,23 @@ whatever the number of models, and lets a new owner read only what it needs to r
 **Why a restore is exact without transactions** (in full:
 docs/state.md#the-argument-for-exactness). Every record of input partition ``(topic, p)`` goes
 to state partition ``p mod n`` (``n`` in the header; :mod:`driftwatch.state.topic_layout`). A
-save writes the model records, then the join records, then the meta records, acks=all, flushes,
-and only then commits offsets. Every ``m`` record is a consistent pair (a state and the offsets
-it covers), so a restore resumes each partition at the *smallest* offset any of its records
-covers and each model skips the records below its own; a partition without a meta record
-restores nothing. Whole-stream sidecars writing the same keys are exact for the same reason,
-but not with ``join`` (they keep the file). A load keeps the last record per key.
+save writes the model records, then (once they are acknowledged, acks=all) the join records,
+then (once those are) the meta records, and only then commits offsets. Every ``m`` record is a
+consistent pair (a state and the offsets it covers), so a restore resumes each partition at
+the *smallest* offset any of its records covers and each model skips the records below its
+own; a partition without a meta record restores nothing. Whole-stream sidecars writing the
+same keys are exact for the same reason, but not with ``join`` (they keep the file). A load
+keeps the last record per key.
+
+**Changed-only saves** (docs/state.md#changed-only-saves). A save writes only the models that
+moved since its writer's last successful one; records and metas name their ``"writer"`` (one
+owner while its partitions stay the same). A meta's offsets are those of the save's snapshot,
+where it chose what moved, and it is written last: a model it left out took nothing from
+its writer's record's covers up to them. So a record's cover is lifted to the meta's offset
+when the meta's writer wrote it (:func:`resumes_from`, the one place of that rule), and a
+quiet model does not hold its partition's resume point back. A save may be sent in slices
+across the loop's iterations (:class:`SaveRound`): each model's record is still a
+consistent pair, taken when it is exported.
 """
 
 from __future__ import annotations
@@ -175,9 +186,10 @@ class StateTopicStore:
         request_timeout_s: bound on each blocking step (create, flush, a restore's fetches
             waiting for data).
 
-    A save is: every model's record, then every partition's meta record, acks=all, flushed;
-    :class:`StateSaveError` when anything was not acknowledged. See the module docstring for
-    why that is exact without transactions.
+    A save (:meth:`save`, or a :class:`SaveRound` sent in slices) is: the records of the
+    models given, then the joins', then every partition's meta record, each group sent once
+    the one before is acknowledged (acks=all); :class:`StateSaveError` when anything was not
+    acknowledged. See the module docstring for why that is exact without transactions.
     """
 
     def __init__(self, client_config: Mapping[str, Any], topic: str, *,
