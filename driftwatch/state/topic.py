@@ -55,9 +55,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import kafka.errors as kafka_errors  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
@@ -658,11 +658,13 @@ class SaveRound:
         self._partitions = partitions
         self._headers = header(partitions)
         writer = payload.get("writer")
-        self._stages: list[dict[str, Any]] = [
-            {"models": {}, "joins": list(payload.get("joins", ())), "writer": writer},
-            {"models": {}, "partitions": list(payload["partitions"]), "writer": writer}]
         self._futures: list[Any] = []
         self._chunked: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
+        # Encoded now, at the snapshot: an exported state may share mutable parts with the
+        # live one (the join's counts), which the loop goes on changing until they are sent.
+        self._stages: list[list[tuple[int, bytes, bytes | None]]] = [
+            self._encoded({"joins": list(payload.get("joins", ())), "writer": writer}),
+            self._encoded({"partitions": list(payload["partitions"]), "writer": writer})]
         self._homes: list[tuple[TopicPartition, str]] = [
             ((saved["home"][0], saved["home"][1]), "") for saved in payload.get("joins", ())]
         self._models_open = True
@@ -676,7 +678,8 @@ class SaveRound:
         assert self._models_open, "the round's models are all sent"
         self._homes += [((saved["home"][0], saved["home"][1]), model)
                         for model, saved in payload["models"].items()]
-        self._send({"models": payload["models"], "writer": payload.get("writer")})
+        self._send(self._encoded({"models": payload["models"],
+                                  "writer": payload.get("writer")}))
 
     def models_sent(self) -> None:
         """No more models: the joins and metas follow as the models are acknowledged."""
@@ -725,9 +728,15 @@ class SaveRound:
             if not self.poll():
                 time.sleep(0.001)
 
-    def _send(self, payload: Mapping[str, Any]) -> None:
+    def _encoded(self, payload: Mapping[str, Any]) -> list[tuple[int, bytes, bytes | None]]:
         try:
-            for home, key, value in self._store._records(payload, self._chunked):
+            return list(self._store._records(payload, self._chunked))
+        except (ValueError, TypeError) as error:
+            self._raise(error)
+
+    def _send(self, records: Iterable[tuple[int, bytes, bytes | None]]) -> None:
+        try:
+            for home, key, value in records:
                 self._futures.append(self._producer.send(
                     self._store.topic, key=key, value=value, headers=self._headers,
                     partition=state_partition(home, self._partitions)))
@@ -736,7 +745,7 @@ class SaveRound:
         except (KafkaError, ValueError, TypeError) as error:
             self._raise(error)
 
-    def _raise(self, error: BaseException) -> None:
+    def _raise(self, error: BaseException) -> NoReturn:
         topic = self._store.topic
         if isinstance(error, kafka_errors.AuthorizationError):
             raise state_topic_refused(topic, "WRITE", error) from error

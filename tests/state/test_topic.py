@@ -452,3 +452,24 @@ def test_an_unreachable_broker_is_a_failure_not_a_refused_state() -> None:
     with pytest.raises(StateSaveError, match="state topic gone"):
         store.save(Owner().payload())
     store.close()
+
+
+def test_a_round_writes_its_snapshot_as_it_was_when_begun(broker: Broker) -> None:
+    """A save in slices sends its joins and metas after its models: what they hold is
+    encoded when the round begins, though the exported join state shares lists with the live
+    join, which goes on counting (a join's per-model delay buckets did: counted twice)."""
+    owner = Owner()
+    owner.feed(stream(3, 50, {"a": [P0]}))
+    buckets = [1, 2, 3]
+    joins = {P0: ([P0], {"models": {"a": buckets}})}
+    payload = owner.states.payload({}, owner.positions, joins)
+    store = store_for(broker, "snapshot")
+    try:
+        saving = store.round(payload)
+        buckets.append(4)  # the live join moved on before the round sent its join
+        saving.wait()
+        assert saving.done
+        restored = store_for(broker, "snapshot").load({P0})
+        assert restored.joins[P0] == {"models": {"a": [1, 2, 3]}}
+    finally:
+        store.close()
