@@ -90,8 +90,6 @@ class Checkpointer:
         self.slice_s = slice_s
         self.sliced: SlicedSave | None = None
         """The state topic's save under way in slices (None: none)."""
-        self.longest_save_step_s: float | None = None
-        """The longest loop pause of the last sliced save (one slice or poll)."""
 
     @property
     def failing(self) -> bool:
@@ -169,7 +167,6 @@ class Checkpointer:
             self._failed(error)
             return False
         self.sliced = None
-        self.longest_save_step_s = sliced.longest_step_s
         self._succeeded(sliced.offsets, sliced.busy_s)
         return True
 
