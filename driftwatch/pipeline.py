@@ -66,6 +66,15 @@ class FastPath(Protocol[W_contra]):
                  parsed: Any = ..., /) -> bool: ...
 
 
+def progress(monitor: Monitor) -> tuple[int, int]:
+    """How far ``monitor`` has got: the events it took and the predictions its estimate
+    took. Its state changes only when this does, so a snapshot is reused and a state topic
+    save skips the model (:meth:`~driftwatch.agent.partition_states.PartitionStates.unsaved`)
+    while it stays the same: two counts the monitor keeps anyway, compared once per
+    snapshot or save, nothing per record."""
+    return monitor.events, monitor.estimate.predictions if monitor.estimate else 0
+
+
 class Monitors:
     """One monitor per model, created on first sight, at most ``max_models`` of them."""
 
@@ -109,7 +118,7 @@ class Monitors:
         """Every monitor's snapshot; a monitor that saw no event since its last one is reused."""
         result = []
         for model, monitor in self._monitors.items():
-            seen = (monitor.events, monitor.estimate.predictions if monitor.estimate else 0)
+            seen = progress(monitor)
             if (cached := self._snapshots.get(model)) is None or cached[0] != seen:
                 cached = self._snapshots[model] = (seen, monitor.snapshot())
             result.append(cached[1])

@@ -15,9 +15,10 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from driftwatch.agent.sliced_save import Export, SlicedSave
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.producers import producer_config
 from driftwatch.settings import Settings
@@ -27,6 +28,12 @@ from driftwatch.state.topic import StateTopicStore
 log = logging.getLogger(__name__)
 
 __all__ = ["Checkpointer", "checkpoint_store"]
+
+
+SAVE_SLICE_S = 0.1
+"""The longest a slice of a state topic save exports for, in one loop iteration: a fifth of
+the 0.5 s loop pause the agent allows itself, the rest for the batch, the snapshot and the
+poll."""
 
 
 class Checkpointer:
@@ -43,6 +50,11 @@ class Checkpointer:
     save's duration when that is longer, so that saving a large state never takes more than
     that share of the loop's time.
 
+    With the state topic the loop saves in slices (:meth:`begin`, :meth:`advance`:
+    :class:`~driftwatch.agent.sliced_save.SlicedSave`), so that a save never stops the loop
+    for long; its duration for the stretch is the loop time its slices took. :meth:`save`
+    (a revoke, the last save) saves at once.
+
     With ``store=None`` (checkpointing disabled) nothing is written, but :meth:`save` still
     returns True on the same schedule and :attr:`durable` follows the offsets given, so the
     agent commits processed offsets (for the group's lag) at the same pace.
@@ -54,7 +66,8 @@ class Checkpointer:
     def __init__(self, store: CheckpointStore | StateTopicStore | None, interval_s: float,
                  clock: Callable[[], float] = time.monotonic, *,
                  retry_initial_s: float = 1.0, retry_max_s: float = 60.0,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+                 wall_clock: Callable[[], float] = time.time,
+                 slice_s: float = SAVE_SLICE_S) -> None:
         self.store = store
         self.interval_s = interval_s
         self.retry_initial_s = retry_initial_s
@@ -74,6 +87,9 @@ class Checkpointer:
         self.last_error: str | None = None
         self.last_success_time: float | None = None
         self.last_save_seconds: float | None = None
+        self.slice_s = slice_s
+        self.sliced: SlicedSave | None = None
+        """The state topic's save under way in slices (None: none)."""
 
     @property
     def failing(self) -> bool:
@@ -93,26 +109,80 @@ class Checkpointer:
         self._due_at = self._clock() + delay_s
 
     def save(self, payload: Callable[[], Mapping[str, Any]],
-             offsets: Mapping[TopicPartition, int]) -> bool:
-        """Save ``payload()`` (which holds ``offsets``); True when it is on disk (or when
-        there is no store). ``payload`` is called only when there is a store to save it in."""
+             offsets: Mapping[TopicPartition, int],
+             saved: Callable[[], None] | None = None) -> bool:
+        """Save ``payload()`` (which holds ``offsets``) at once; True when it is on disk (or
+        when there is no store). ``payload`` is called only when there is a store to save it
+        in, and ``saved`` only when that save succeeded. A sliced save under way is dropped
+        first (this one holds everything it would)."""
+        self.sliced = None
         started = self._clock()
         if self.store is not None:
             try:
                 with _gc_paused():
                     self.store.save(payload())
+                if saved is not None:
+                    saved()
             except OSError as error:
-                self.failures += 1
-                self.consecutive_failures += 1
-                self.last_error = f"{type(error).__name__}: {error}"
-                delay = min(self.retry_initial_s * 2.0 ** (self.consecutive_failures - 1),
-                            self.retry_max_s)
-                self._due_at = self._clock() + delay
-                log.error("checkpoint save failed (%s); offsets are not committed until a save "
-                          "succeeds; retrying in %.0f s (failure %d in a row)",
-                          self.last_error, delay, self.consecutive_failures)
+                self._failed(error)
                 return False
-        took = self._clock() - started
+        self._succeeded(offsets, self._clock() - started)
+        return True
+
+    def begin(self, snapshot: Callable[[], Mapping[str, Any]],
+              offsets: Mapping[TopicPartition, int], models: Sequence[str],
+              writer: str) -> bool:
+        """Begin a save in slices (:class:`~driftwatch.agent.sliced_save.SlicedSave`) of
+        ``models``, whose joins and metas are ``snapshot()`` (holding ``offsets``), moved on
+        by :meth:`advance`; False when the state topic could not be asked (a failure,
+        counted and retried as any)."""
+        assert isinstance(self.store, StateTopicStore)
+        try:
+            with _gc_paused():
+                saving = self.store.round(snapshot())
+        except OSError as error:
+            self._failed(error)
+            return False
+        self.sliced = SlicedSave(saving, offsets, models, writer, slice_s=self.slice_s,
+                                 clock=self._clock)
+        return True
+
+    def advance(self, export: Export, writer: str) -> bool | None:
+        """Move the sliced save on by one slice (:meth:`SlicedSave.step`): None while it
+        is under way, True once it is done (its offsets durable), False when it failed
+        (counted, retried with backoff) or was made void by a new epoch (``writer``
+        changed: partitions came or went; due again at once)."""
+        sliced = self.sliced
+        assert sliced is not None
+        if sliced.writer != writer:
+            self.sliced = None
+            self._due_at = self._clock()
+            return False
+        try:
+            with _gc_paused():
+                if not sliced.step(export):
+                    return None
+        except OSError as error:
+            self.sliced = None
+            self._failed(error)
+            return False
+        self.sliced = None
+        self._succeeded(sliced.offsets, sliced.busy_s)
+        return True
+
+    def _failed(self, error: OSError) -> None:
+        self.failures += 1
+        self.consecutive_failures += 1
+        self.last_error = f"{type(error).__name__}: {error}"
+        delay = min(self.retry_initial_s * 2.0 ** (self.consecutive_failures - 1),
+                    self.retry_max_s)
+        self._due_at = self._clock() + delay
+        log.error("checkpoint save failed (%s); offsets are not committed until a save "
+                  "succeeds; retrying in %.0f s (failure %d in a row)",
+                  self.last_error, delay, self.consecutive_failures)
+
+    def _succeeded(self, offsets: Mapping[TopicPartition, int], took: float) -> None:
+        """A save of ``offsets`` succeeded after ``took`` seconds of the loop's time."""
         if self.failing:
             log.info("checkpoint saved again after %d failed attempt(s)",
                      self.consecutive_failures)
@@ -125,7 +195,6 @@ class Checkpointer:
             self.last_success_time = self._wall_clock()
             log.debug("checkpoint saved in %.3f s: %d partitions", took, len(offsets))
         self._due_at = self._clock() + max(self.interval_s, took / self.MAX_SAVE_SHARE)
-        return True
 
     def load(self) -> tuple[dict[TopicPartition, int], dict[str, Any], dict[str, int],
                             dict[str, Any]]:

@@ -112,7 +112,8 @@ class Handover:
         if not lost and positions.offsets != checkpointer.durable:  # else saved already
             offsets = dict(positions.offsets)
             flushed = state.rejections.flush(self.settings.kafka.request_timeout_seconds)
-            if flushed and checkpointer.save(lambda: state.payload(offsets), offsets):
+            if flushed and checkpointer.save(lambda: state.payload(offsets), offsets,
+                                                 state.saved):
                 log.info("saved the state of %d revoked partition(s)", len(partitions))
         gone, rejected, skipped = self.partitioned.drop(partitions)
         state.monitors.drop(gone)

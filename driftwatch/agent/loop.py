@@ -218,8 +218,8 @@ class Agent:
                     self._batch_seconds.observe(self._clock() - started)
                 self._update_readiness()
                 self._publish_snapshot()
-                if self.checkpointer.due():
-                    self.checkpoint()
+                if self.checkpointer.due() or self.checkpointer.sliced is not None:
+                    self.checkpoint(whole=False)
                 self._loop_pauses.observe(self._clock() - polled)
             log.info("stopping: %s", "nothing consumed since the last save, so nothing to save"
                      if self.positions.offsets == self.checkpointer.durable else
@@ -264,7 +264,7 @@ class Agent:
             positions[tp] = offset + 1
             timestamps[tp] = record.timestamp_ms
 
-    def checkpoint(self) -> bool:
+    def checkpoint(self, *, whole: bool = True) -> bool:
         """Save a checkpoint of everything processed so far, then commit exactly its offsets.
 
         The order is what keeps the promises: dead letters of the processed records are
@@ -274,10 +274,20 @@ class Agent:
         committed. Returns True when the checkpoint was saved or nothing needed saving (the
         commit is best effort: a failed one is counted, and the next save's commit carries
         newer offsets).
+
+        With the state topic and not ``whole`` (the loop's saves), the save is sliced
+        (:mod:`driftwatch.agent.sliced_save`): the first call takes its snapshot, each call
+        moves it on by a slice, and the call that finds it done commits its snapshot's
+        offsets (True also while it is under way). ``whole`` (the last save, a test) saves
+        at once, dropping a sliced save under way.
         """
+        checkpointer = self.checkpointer
+        if checkpointer.sliced is not None and not whole:
+            return self._advance_sliced()
         offsets = dict(self.positions.offsets)
-        if offsets == self.checkpointer.durable and not self.checkpointer.failing:
-            self.checkpointer.nothing_to_save()  # the module docstring: nothing consumed
+        if offsets == checkpointer.durable and not checkpointer.failing \
+                and checkpointer.sliced is None:
+            checkpointer.nothing_to_save()  # the module docstring: nothing consumed
             if self.source is not None:
                 self.source.commit(offsets)
             return True
@@ -285,14 +295,42 @@ class Agent:
         if not self.rejections.flush(timeout_s):
             log.warning("dead letters not delivered within %.0f s: checkpoint and commit "
                         "postponed", timeout_s)
-            self.checkpointer.postpone(self.checkpointer.interval_s)
+            checkpointer.postpone(checkpointer.interval_s)
             return False
-        saved = self.checkpointer.save(lambda: self._payload(offsets), offsets)
+        partitioned = self.partitioned
+        if not whole and partitioned is not None \
+                and isinstance(checkpointer.store, StateTopicStore):
+            models = list(self.saved_state.unsaved())
+            if not checkpointer.begin(lambda: self.saved_state.snapshot(offsets), offsets,
+                                      models, partitioned.writer):
+                self._update_readiness()
+                return False
+            return self._advance_sliced()
+        saved = checkpointer.save(lambda: self._payload(offsets), offsets,
+                                  self.saved_state.saved)
         self._update_readiness()
         if not saved:
             return False
         if self.source is not None:
             self.source.commit(self.checkpointer.durable)
+        return True
+
+    def _advance_sliced(self) -> bool:
+        """Move the sliced save on by a slice; commit its offsets once it is done."""
+        checkpointer, partitioned = self.checkpointer, self.partitioned
+        sliced = checkpointer.sliced
+        assert sliced is not None and partitioned is not None
+        done = checkpointer.advance(
+            lambda models: self.saved_state.export(models, self.positions.offsets),
+            partitioned.writer)
+        if done is None:
+            return True
+        self._update_readiness()
+        if not done:
+            return False
+        partitioned.saved(sliced.exported, sliced.writer)
+        if self.source is not None:
+            self.source.commit(checkpointer.durable)
         return True
 
     @property

@@ -12,6 +12,7 @@ partition's saved offset (and so do the counts of other models' records skipped 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +50,13 @@ class PartitionStates:
         self._halves: dict[str, tuple[TopicPartition, int] | None] = {}
         """Pending halves of pairs whose position decides a replay: None for one restored
         pending in its join (below every offset a model covers), else where it was read."""
+        self.writer = _new_writer()
+        """Names this owner's records while its partitions stay the same (an *epoch*: a
+        restore or a drop starts a new one): a meta record lifts the covers of records
+        of its own epoch only (:func:`~driftwatch.state.topic.resumes_from`)."""
+        self._saved: dict[str, object] = {}
+        """Per model, its progress when its state was last exported by a save of this epoch
+        that then succeeded (:meth:`unsaved`)."""
 
     def take(self, model: str, tp: TopicPartition, offset: int) -> bool:
         """Note an event of ``model`` at ``tp``/``offset``; False when its state already
@@ -130,6 +138,24 @@ class PartitionStates:
         self.skipped[tp] = self.skipped.get(tp, 0) + 1
         return True
 
+    def unsaved(self, progress: Mapping[str, object]) -> dict[str, object]:
+        """The models (of ``progress``: model → how far its monitor got,
+        :func:`~driftwatch.pipeline.progress`) whose state a save must write, with their
+        progress: those that moved since a successful save of this epoch exported them, and
+        those none did (new, restored, or of an epoch before). The others' records on the
+        state topic hold their state as it is, and the save's meta records vouch that they
+        took nothing since (docs/state.md#changed-only-saves). Nothing per record: two
+        counts the monitor keeps anyway, compared here once per model and save."""
+        saved = self._saved
+        return {model: seen for model, seen in progress.items() if saved.get(model) != seen}
+
+    def saved(self, exported: Mapping[str, object], writer: str) -> None:
+        """A save of epoch ``writer`` succeeded (every record of it acknowledged, metas
+        included), having exported the models of ``exported`` at that progress. A save of
+        an earlier epoch changes nothing: every model is written again anyway."""
+        if writer == self.writer:
+            self._saved.update(exported)
+
     def payload(self, monitors: Mapping[str, Any], positions: Mapping[Any, int],
                 joins: Mapping[TopicPartition, tuple[Sequence[TopicPartition], Any]]
                 | None = None,
@@ -157,10 +183,18 @@ class PartitionStates:
         shards = [{"home": shard, "state": state,
                    "covers": [(tp, positions[tp]) for tp in tps if tp in positions]}
                   for shard, (tps, state) in sorted((joins or {}).items())]
-        return {"models": models, "joins": shards, "partitions": partitions}
+        return {"models": models, "joins": shards, "partitions": partitions,
+                "writer": self.writer}
+
+    def _new_epoch(self) -> None:
+        """The partitions owned changed: records of the epoch before are no longer lifted
+        by this owner's metas, so every model is written again at the next save."""
+        self.writer = _new_writer()
+        self._saved.clear()
 
     def restored(self, restored: Restored) -> None:
         """Take over what :meth:`StateTopicStore.load` returned."""
+        self._new_epoch()
         for model, covers in restored.covers.items():
             self.homes[model] = restored.homes[model]
             self.seen[model] = set(covers)
@@ -191,6 +225,7 @@ class PartitionStates:
         """Forget ``partitions``: returns the models homed there (to drop from the monitors)
         and the rejection and skip counts they held (to take off the agent's totals)."""
         gone = {model for model, home in self.homes.items() if home in partitions}
+        self._new_epoch()
         for model in gone:
             del self.homes[model]
             self.seen.pop(model, None)
@@ -210,3 +245,7 @@ class PartitionStates:
                 removed[reason] = removed.get(reason, 0) + count
             skipped += self.skipped.pop(tp, 0)
         return gone, removed, skipped
+
+
+def _new_writer() -> str:
+    return uuid.uuid4().hex[:16]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from driftwatch.agent.checkpointer import Checkpointer
@@ -24,7 +24,7 @@ from driftwatch.agent.positions import Positions
 from driftwatch.agent.rejections import Rejections
 from driftwatch.core.delayed import DelayedLabels
 from driftwatch.kafka.offsets import TopicPartition
-from driftwatch.pipeline import Monitors
+from driftwatch.pipeline import Monitors, progress
 from driftwatch.state.checkpoint import CheckpointError, encode_offsets
 
 log = logging.getLogger(__name__)
@@ -71,19 +71,27 @@ class SavedState:
         self.join_shards = join_shards
         self.partitioned = partitioned
         self.join_limits = join_limits
+        self._exported: tuple[str, dict[str, object]] | None = None
+        """The epoch and the models (with their progress) the last :meth:`payload` holds."""
 
     def payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
         """The checkpoint's payload: the monitors' state and the ``offsets`` it covers, the
         rejection and skip counts, the comparisons and the join's pending records (with the
-        state topic, one record per model under its input partition, and a join per
-        partition)."""
+        state topic, one record per model under its input partition, only of the models
+        that moved since the last successful save, and a join per partition; :meth:`saved`
+        once it is saved)."""
         if self.partitioned is not None:
             shards = self.join_shards
             joins = None if shards is None else {
                 shard: (shards.partitions_of(shard), state)
                 for shard, state in shards.export_state().items()}
-            return self.partitioned.payload(self.monitors.export_state(), offsets, joins,
-                                            self.comparisons.export_model)
+            partitioned = self.partitioned
+            changed = self.unsaved()
+            self._exported = (partitioned.writer, changed)
+            by_model = self.monitors.by_model
+            return partitioned.payload(
+                {model: by_model[model].export_state() for model in changed}, offsets, joins,
+                self.comparisons.export_model)
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self.rejections.rejected),
@@ -93,6 +101,45 @@ class SavedState:
         if self.delayed is not None:  # pending predictions and labels, with the same offsets
             payload["join"] = self.delayed.export_state()
         return payload
+
+    def saved(self) -> None:
+        """The last :meth:`payload` is saved (with the state topic, the models it left out
+        stay out of the next one until they move)."""
+        if self.partitioned is not None and self._exported is not None:
+            writer, exported = self._exported
+            self.partitioned.saved(exported, writer)
+        self._exported = None
+
+    def unsaved(self) -> dict[str, object]:
+        """With the state topic, the models a save must write, with their progress
+        (:meth:`~driftwatch.agent.partition_states.PartitionStates.unsaved`)."""
+        assert self.partitioned is not None
+        return self.partitioned.unsaved({model: progress(monitor)
+                                         for model, monitor in self.monitors.by_model.items()})
+
+    def snapshot(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
+        """With the state topic, a save's snapshot without its models: the joins and the
+        partitions' metas at ``offsets``, and its epoch (``writer``). Its models are
+        exported in slices (:meth:`export`)."""
+        assert self.partitioned is not None
+        shards = self.join_shards
+        joins = None if shards is None else {
+            shard: (shards.partitions_of(shard), state)
+            for shard, state in shards.export_state().items()}
+        return self.partitioned.payload({}, offsets, joins)
+
+    def export(self, models: Sequence[str], offsets: Mapping[TopicPartition, int]
+               ) -> tuple[dict[str, Any], dict[str, object]]:
+        """With the state topic, a slice of a save: ``models``' records, each its state and
+        the ``offsets`` it covers now (a consistent pair), and their progress now. Models
+        gone since (their partitions revoked) are left out."""
+        assert self.partitioned is not None
+        by_model = self.monitors.by_model
+        present = [model for model in models if model in by_model]
+        payload = self.partitioned.payload(
+            {model: by_model[model].export_state() for model in present}, offsets, None,
+            self.comparisons.export_model)
+        return payload, {model: progress(by_model[model]) for model in present}
 
     def restore(self) -> None:
         """Load the checkpoint into the monitors, positions and rejection counts (nothing

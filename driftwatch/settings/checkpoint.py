@@ -135,6 +135,9 @@ class CheckpointSettings(_Section):
             "Save the state this often (and on shutdown), then commit the offsets it covers. "
             "After a crash the records since the last save are read again (nothing is lost "
             "or counted twice). Stretched to 10 x the last save's duration when that is "
-            "longer, so saves take at most a tenth of the time."
+            "longer, so saves take at most a tenth of the time. With the state topic a save "
+            "writes only the models that took records since the last one, in slices across "
+            "loop iterations: its duration here is the loop time its slices took, and the "
+            "next is due this long after it is done."
         ),
     )

@@ -31,12 +31,23 @@ whatever the number of models, and lets a new owner read only what it needs to r
 **Why a restore is exact without transactions** (in full:
 docs/state.md#the-argument-for-exactness). Every record of input partition ``(topic, p)`` goes
 to state partition ``p mod n`` (``n`` in the header; :mod:`driftwatch.state.topic_layout`). A
-save writes the model records, then the join records, then the meta records, acks=all, flushes,
-and only then commits offsets. Every ``m`` record is a consistent pair (a state and the offsets
-it covers), so a restore resumes each partition at the *smallest* offset any of its records
-covers and each model skips the records below its own; a partition without a meta record
-restores nothing. Whole-stream sidecars writing the same keys are exact for the same reason,
-but not with ``join`` (they keep the file). A load keeps the last record per key.
+save writes the model records, then (once they are acknowledged, acks=all) the join records,
+then (once those are) the meta records, and only then commits offsets. Every ``m`` record is a
+consistent pair (a state and the offsets it covers), so a restore resumes each partition at
+the *smallest* offset any of its records covers and each model skips the records below its
+own; a partition without a meta record restores nothing. Whole-stream sidecars writing the
+same keys are exact for the same reason, but not with ``join`` (they keep the file). A load
+keeps the last record per key.
+
+**Changed-only saves** (docs/state.md#changed-only-saves). A save writes only the models that
+moved since its writer's last successful one; records and metas name their ``"writer"`` (one
+owner while its partitions stay the same). A meta's offsets are those of the save's snapshot,
+where it chose what moved, and it is written last: a model it left out took nothing from
+its writer's record's covers up to them. So a record's cover is lifted to the meta's offset
+when the meta's writer wrote it (:func:`resumes_from`, the one place of that rule), and a
+quiet model does not hold its partition's resume point back. A save may be sent in slices
+across the loop's iterations (:class:`SaveRound`): each model's record is still a
+consistent pair, taken when it is exported.
 """
 
 from __future__ import annotations
@@ -44,9 +55,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import kafka.errors as kafka_errors  # type: ignore[import-untyped]
 from kafka import KafkaConsumer, KafkaProducer  # type: ignore[import-untyped, unused-ignore]
@@ -65,7 +76,7 @@ from driftwatch.state.topic_records import loads as _loads
 from driftwatch.state.topic_records import parse_key as _parse_key
 
 __all__ = ["TOPIC_CONFIG", "Restored", "StateSaveError", "StateTopicStore",
-           "StateTopicUnavailable"]
+           "StateTopicUnavailable", "resumes_from"]
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +134,35 @@ class Restored:
     skipped: dict[TopicPartition, int] = field(default_factory=dict)
 
 
+def resumes_from(covers: Mapping[TopicPartition, int], writer: object,
+                 metas: Mapping[TopicPartition, tuple[int, object]]
+                 ) -> dict[TopicPartition, int]:
+    """A record's *effective* covers: per partition, the first offset its state does not
+    reflect, given ``covers`` (what the record says), ``writer`` (the record's ``"writer"``:
+    one owner while its partitions stay the same, :attr:`~driftwatch.agent.partition_states.
+    PartitionStates.writer`) and ``metas`` (per partition, its meta record's offset and
+    writer).
+
+    A save writes only the models that moved since its writer's last successful save, and
+    its meta records only once every record of it is acknowledged, at the offsets where it
+    decided what moved. A model it left out took no record of any partition from the offsets
+    its writer's record covers up to the meta's. So where the meta's writer wrote the
+    record, the record holds the model's state at the meta's offset too: its cover is lifted
+    to the meta's, and a model that went quiet does not hold the partition's resume point
+    back. A record of another writer (an earlier epoch, a former owner, a zombie, a
+    whole-stream sibling) or of none keeps its own covers, as every record did before
+    changed-only saves. The proof: docs/state.md#changed-only-saves.
+    """
+    lifted = dict(covers)
+    if writer is None:
+        return lifted
+    for tp, offset in covers.items():
+        meta = metas.get(tp)
+        if meta is not None and meta[1] == writer and meta[0] > offset:
+            lifted[tp] = meta[0]
+    return lifted
+
+
 class StateTopicStore:
     """Saves the monitors of owned input partitions to a compacted topic; restores them.
 
@@ -146,9 +186,10 @@ class StateTopicStore:
         request_timeout_s: bound on each blocking step (create, flush, a restore's fetches
             waiting for data).
 
-    A save is: every model's record, then every partition's meta record, acks=all, flushed;
-    :class:`StateSaveError` when anything was not acknowledged. See the module docstring for
-    why that is exact without transactions.
+    A save (:meth:`save`, or a :class:`SaveRound` sent in slices) is: the records of the
+    models given, then the joins', then every partition's meta record, each group sent once
+    the one before is acknowledged (acks=all); :class:`StateSaveError` when anything was not
+    acknowledged. See the module docstring for why that is exact without transactions.
     """
 
     def __init__(self, client_config: Mapping[str, Any], topic: str, *,
@@ -256,8 +297,9 @@ class StateTopicStore:
     # -- save -------------------------------------------------------------------------------
 
     def save(self, payload: Mapping[str, Any]) -> None:
-        """Write one save: ``payload`` is what
-        :meth:`~driftwatch.agent.partition_states.PartitionStates.payload` builds.
+        """Write one save and wait for it: ``payload`` is what
+        :meth:`~driftwatch.agent.partition_states.PartitionStates.payload` builds (a
+        :class:`SaveRound` sent at once and waited for).
 
         Raises:
             StateSaveError: a record was not acknowledged by all in-sync replicas within
@@ -265,39 +307,41 @@ class StateTopicStore:
             BrokerRefused: the brokers refuse the agent's principal WRITE (or CREATE) on the
                 topic: retrying cannot help.
         """
+        saving = self.round(payload)
+        saving.send_models(payload)
+        saving.wait()
+
+    def round(self, payload: Mapping[str, Any]) -> SaveRound:
+        """Begin a save whose joins and metas are ``payload``'s (its snapshot); its models
+        follow in any number of :meth:`SaveRound.send_models` calls.
+
+        Raises: as :meth:`save`.
+        """
         if not self._topic_ready:
             self.ensure_topic()
-        chunked: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
-        records = list(self._records(payload, chunked))
         producer = self._connect()
         partitions = self._state_partitions
         assert partitions is not None  # the topic is ensured
-        headers = header(partitions)
-        futures = []
-        written = 0
         try:
             known = len(producer.partitions_for(self.topic) or ())
-            if known != partitions:  # an administrator added partitions since the check
-                raise refusal(self.topic, known, partitions)
-            for home, key, value in records:
-                futures.append(producer.send(
-                    self.topic, key=key, value=value, headers=headers,
-                    partition=state_partition(home, partitions)))
-                written += len(key) + (len(value) if value is not None else 0)
-            producer.flush(timeout=self.request_timeout_s)
-            for future in futures:
-                future.get(timeout=self.request_timeout_s)
         except kafka_errors.AuthorizationError as error:
             raise state_topic_refused(self.topic, "WRITE", error) from error
-        except (KafkaError, ValueError, TypeError) as error:
+        except KafkaError as error:
             raise StateSaveError(f"saving to state topic {self.topic}: "
                                  f"{type(error).__name__}: {error}") from error
-        for model, saved in payload["models"].items():
-            self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), model), None)
-        for saved in payload.get("joins", ()):
-            self._chunk_saves.pop(((saved["home"][0], saved["home"][1]), ""), None)
+        if known != partitions:  # an administrator added partitions since the check
+            raise refusal(self.topic, known, partitions)
+        return SaveRound(self, producer, partitions, payload)
+
+    def _saved(self, homes: Collection[tuple[TopicPartition, str]],
+               chunked: Mapping[tuple[TopicPartition, str], tuple[str, int]],
+               written: int, records: int) -> None:
+        """A round succeeded: the chunks it replaced are gone, its own are the ones to
+        delete next time."""
+        for home in homes:
+            self._chunk_saves.pop(home, None)
         self._chunk_saves.update(chunked)
-        self.last_save_bytes, self.last_save_records = written, len(records)
+        self.last_save_bytes, self.last_save_records = written, records
 
     def _records(self, payload: Mapping[str, Any],
                  chunked: dict[tuple[TopicPartition, str], tuple[str, int]]
@@ -306,14 +350,15 @@ class StateTopicStore:
         places it); ``chunked`` gets the chunks written per model."""
         # Models first, then the joins, metas last: a join's record is written only after
         # the models its pairs went to, a meta only after the states it vouches for.
+        writer = payload.get("writer")
         entries = [("m", saved["home"], model, saved)
-                   for model, saved in payload["models"].items()]
+                   for model, saved in payload.get("models", {}).items()]
         entries += [("j", saved["home"], "", saved)
                     for saved in payload.get("joins", ())]
         for kind, (home_topic, home_partition), name, saved in entries:
             home: TopicPartition = (home_topic, home_partition)
             document = {"covers": encode_offsets(dict(saved["covers"])),
-                        "state": saved["state"]}
+                        "writer": writer, "state": saved["state"]}
             if saved.get("comparisons"):
                 document["comparisons"] = saved["comparisons"]
             value = _dumps(document)
@@ -326,8 +371,8 @@ class StateTopicStore:
                 for index, piece in enumerate(pieces):
                     yield home_partition, _key("c", *home, name, save, index), piece
                 yield home_partition, _key(kind, *home, name), _dumps({
-                    "covers": encode_offsets(dict(saved["covers"])), "save": save,
-                    "chunks": len(pieces)})
+                    "covers": encode_offsets(dict(saved["covers"])), "writer": writer,
+                    "save": save, "chunks": len(pieces)})
                 chunked[(home, name)] = (save, len(pieces))
             # The chunks this record replaces are deleted after it (tombstones).
             previous = self._chunk_saves.get((home, name))
@@ -335,10 +380,11 @@ class StateTopicStore:
                 old_save, count = previous
                 for index in range(count):
                     yield home_partition, _key("c", *home, name, old_save, index), None
-        for tp, meta in payload["partitions"]:
+        for tp, meta in payload.get("partitions", ()):
             yield tp[1], _key("p", *tp), _dumps({"offset": meta["offset"],
                                          "rejected": meta["rejected"],
-                                         "skipped": meta.get("skipped", 0)})
+                                         "skipped": meta.get("skipped", 0),
+                                         "writer": writer})
 
     def _connect(self) -> Any:
         if self._producer is None:
@@ -403,6 +449,7 @@ class StateTopicStore:
                 heads[(tp, key[3])] = document
         restored = Restored()
         split = set()
+        lifts: dict[TopicPartition, tuple[int, object]] = {}
         for tp in wanted & metas.keys():
             meta = metas[tp]
             offset, rejected = meta.get("offset"), meta.get("rejected", {})
@@ -413,12 +460,14 @@ class StateTopicStore:
                 raise CheckpointError(f"state topic {self.topic}: the record of {tp[0]}"
                                       f"[{tp[1]}] is malformed")
             restored.offsets[tp] = offset
+            lifts[tp] = (offset, meta.get("writer"))
             restored.rejected_below[tp] = offset
             restored.rejected[tp] = {str(r): int(c) for r, c in rejected.items()}
             restored.skipped[tp] = skipped
         chosen: dict[str, tuple[TopicPartition, dict[str, Any], dict[TopicPartition, int]]] = {}
         for (home, model), head in heads.items():
-            covers = self._covers(head, f"model {model!r}")
+            covers = resumes_from(self._covers(head, f"model {model!r}"), head.get("writer"),
+                                  lifts)
             if home not in restored.offsets:
                 if any(tp in restored.offsets for tp in covers):
                     split.add(model)
@@ -441,7 +490,8 @@ class StateTopicStore:
             if "save" in head:
                 self._chunk_saves[(home, model)] = (str(head["save"]), int(head["chunks"]))
         for home, head in join_heads.items():
-            covers = self._covers(head, f"the join of {home[0]}[{home[1]}]")
+            covers = resumes_from(self._covers(head, f"the join of {home[0]}[{home[1]}]"),
+                                  head.get("writer"), lifts)
             if not any(tp in restored.offsets for tp in covers):
                 continue  # its partitions' first save was cut short: nothing to resume
             restored.joins[home] = self._document(home, "", head, chunks)["state"]
@@ -586,3 +636,118 @@ class StateTopicStore:
             consumer.close()
             self.last_load_records, self.last_load_bytes = records, read_bytes
         return latest
+
+
+class SaveRound:
+    """One save to the state topic, sent without stopping the loop.
+
+    Its models are sent in slices (:meth:`send_models`, each model's record a consistent
+    pair of its state and the offsets it covers when exported); once every one is
+    acknowledged its join records are sent, once those are its meta records (the offsets and
+    counts of its snapshot, ``payload``'s), and once those are the save is done. The order
+    is the one the argument for exactness needs (module docstring), enforced by waiting for
+    acknowledgements, never by flushing in the loop: :meth:`poll` looks at the futures and
+    moves on. :meth:`wait` does the rest at once (a revoke, the last save,
+    :meth:`StateTopicStore.save`).
+    """
+
+    def __init__(self, store: StateTopicStore, producer: Any, partitions: int,
+                 payload: Mapping[str, Any]) -> None:
+        self._store = store
+        self._producer = producer
+        self._partitions = partitions
+        self._headers = header(partitions)
+        writer = payload.get("writer")
+        self._futures: list[Any] = []
+        self._chunked: dict[tuple[TopicPartition, str], tuple[str, int]] = {}
+        # Encoded now, at the snapshot: an exported state may share mutable parts with the
+        # live one (the join's counts), which the loop goes on changing until they are sent.
+        self._stages: list[list[tuple[int, bytes, bytes | None]]] = [
+            self._encoded({"joins": list(payload.get("joins", ())), "writer": writer}),
+            self._encoded({"partitions": list(payload["partitions"]), "writer": writer})]
+        self._homes: list[tuple[TopicPartition, str]] = [
+            ((saved["home"][0], saved["home"][1]), "") for saved in payload.get("joins", ())]
+        self._models_open = True
+        self._deadline: float | None = None
+        self.written = 0
+        self.records = 0
+        self.done = False
+
+    def send_models(self, payload: Mapping[str, Any]) -> None:
+        """Send ``payload``'s model records (a slice of the round's models)."""
+        assert self._models_open, "the round's models are all sent"
+        self._homes += [((saved["home"][0], saved["home"][1]), model)
+                        for model, saved in payload["models"].items()]
+        self._send(self._encoded({"models": payload["models"],
+                                  "writer": payload.get("writer")}))
+
+    def models_sent(self) -> None:
+        """No more models: the joins and metas follow as the models are acknowledged."""
+        self._models_open = False
+
+    def poll(self) -> bool:
+        """Move on as far as the acknowledgements allow, without waiting; True once every
+        record, metas included, is acknowledged.
+
+        Raises:
+            StateSaveError: a record was refused, or none of the awaited ones was
+                acknowledged within ``request_timeout_s`` once all were sent.
+            BrokerRefused: the brokers refuse WRITE on the topic.
+        """
+        while not self.done and not self._models_open:
+            pending = [future for future in self._futures if not future.is_done]
+            for future in self._futures:
+                if future.is_done and future.exception is not None:
+                    self._raise(future.exception)
+            if pending:
+                now = time.monotonic()
+                if self._deadline is None:
+                    self._deadline = now + self._store.request_timeout_s
+                elif now > self._deadline:
+                    raise StateSaveError(
+                        f"saving to state topic {self._store.topic}: {len(pending)} record(s) "
+                        f"not acknowledged within {self._store.request_timeout_s:.0f} s")
+                return False
+            self._futures, self._deadline = [], None
+            if not self._stages:
+                self.done = True
+                self._store._saved(self._homes, self._chunked, self.written, self.records)
+                break
+            self._send(self._stages.pop(0))
+        return self.done
+
+    def wait(self) -> None:
+        """Send what is left and wait for every acknowledgement (bounded by
+        ``request_timeout_s`` per stage). Raises as :meth:`poll`."""
+        self.models_sent()
+        while not self.poll():
+            try:
+                self._producer.flush(timeout=self._store.request_timeout_s)
+            except KafkaError as error:
+                self._raise(error)
+            if not self.poll():
+                time.sleep(0.001)
+
+    def _encoded(self, payload: Mapping[str, Any]) -> list[tuple[int, bytes, bytes | None]]:
+        try:
+            return list(self._store._records(payload, self._chunked))
+        except (ValueError, TypeError) as error:
+            self._raise(error)
+
+    def _send(self, records: Iterable[tuple[int, bytes, bytes | None]]) -> None:
+        try:
+            for home, key, value in records:
+                self._futures.append(self._producer.send(
+                    self._store.topic, key=key, value=value, headers=self._headers,
+                    partition=state_partition(home, self._partitions)))
+                self.written += len(key) + (len(value) if value is not None else 0)
+                self.records += 1
+        except (KafkaError, ValueError, TypeError) as error:
+            self._raise(error)
+
+    def _raise(self, error: BaseException) -> NoReturn:
+        topic = self._store.topic
+        if isinstance(error, kafka_errors.AuthorizationError):
+            raise state_topic_refused(topic, "WRITE", error) from error
+        raise StateSaveError(f"saving to state topic {topic}: {type(error).__name__}: "
+                             f"{error}") from error

@@ -20,8 +20,14 @@ from kafka import TopicPartition as KafkaTopicPartition
 from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import Monitor, MonitorConfig
+from driftwatch.pipeline import progress
 from driftwatch.state.checkpoint import CheckpointSettingError
-from driftwatch.state.topic import StateSaveError, StateTopicStore, StateTopicUnavailable
+from driftwatch.state.topic import (
+    StateSaveError,
+    StateTopicStore,
+    StateTopicUnavailable,
+    resumes_from,
+)
 from driftwatch.state.topic_layout import header
 from tests.broker import Broker, free_port
 from tests.integration.helpers import create_topics
@@ -56,6 +62,7 @@ class Owner:
         self.monitors: dict[str, Monitor] = {}
         self.positions: dict[tuple[str, int], int] = {}
         self.states = PartitionStates()
+        self.exported: dict[str, object] = {}
 
     def feed(self, records: Stream) -> None:
         for tp, offset, model, event in records:
@@ -69,6 +76,17 @@ class Owner:
     def payload(self) -> dict[str, Any]:
         return self.states.payload({m: mon.export_state() for m, mon in self.monitors.items()},
                                    self.positions)
+
+    def changed_payload(self) -> dict[str, Any]:
+        """The agent's save: only the models that moved since the last one that succeeded."""
+        self.exported = self.states.unsaved({m: progress(mon)
+                                             for m, mon in self.monitors.items()})
+        return self.states.payload({m: self.monitors[m].export_state()
+                                    for m in self.exported}, self.positions)
+
+    def save_changed(self, store: StateTopicStore) -> None:
+        store.save(self.changed_payload())
+        self.states.saved(self.exported, self.states.writer)
 
     def restore(self, store: StateTopicStore, partitions: set[tuple[str, int]]) -> None:
         restored = store.load(partitions)
@@ -209,6 +227,98 @@ def test_a_save_cut_short_after_any_record_restores_exactly(broker: Broker,
         producer.close(timeout=5)
 
 
+def test_a_save_writes_only_the_models_that_moved_and_a_quiet_one_holds_nothing_back(
+    broker: Broker,
+) -> None:
+    """Model "quiet" takes events only at the start; later saves leave it out, yet a restore
+    resumes where the last save was taken, not at the quiet model's old record, and is
+    exact."""
+    early = stream(7, 100, {"quiet": [P0], "busy": [P0], "other": [P1]})
+    start = {tp: sum(r[0] == tp for r in early) for tp in (P0, P1)}
+    late = [(tp, offset + start[tp], model, event)
+            for tp, offset, model, event in stream(8, 400, {"busy": [P0], "other": [P1]})]
+    records = early + late
+    store = store_for(broker, "quiet")
+    try:
+        owner = Owner()
+        owner.feed(early)
+        owner.save_changed(store)
+        assert store.last_save_records == 5  # three models, two partitions
+        owner.save_changed(store)
+        assert store.last_save_records == 2  # nothing moved: the metas only
+        owner.feed(late)
+        owner.save_changed(store)
+        assert store.last_save_records == 4  # "busy", "other" and the metas
+        restored = Owner()
+        restored.restore(store, {P0, P1})
+        assert restored.positions == owner.positions, "the quiet model held P0 back"
+        assert set(restored.monitors) == {"quiet", "busy", "other"}
+        restored.feed(records)
+        assert states_of(restored.monitors) == reference(records)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("state_partitions", [1, 2])
+def test_a_changed_only_save_cut_short_after_any_record_restores_exactly(
+    broker: Broker, state_partitions: int,
+) -> None:
+    """A crash can stop a changed-only save after any of its records, the metas among them:
+    every prefix restores to monitors that, fed the log again, equal the reference; and a
+    complete one resumes where it was taken."""
+    models = {"a": [P0], "b": [P0], "c": [P1], "d": [P1]}
+    drawn = stream(9, 600, models)
+    quiet = [r for r in drawn[200:400] if r[2] in ("a", "c")]  # b and d stay quiet
+    offsets: dict[tuple[str, int], int] = {}
+    log: Stream = []
+    for tp, _, model, event in drawn[:200] + quiet + drawn[400:]:  # numbered as Kafka does
+        log.append((tp, offsets.get(tp, 0), model, event))
+        offsets[tp] = offsets.get(tp, 0) + 1
+    first, second = log[:200], log[200:200 + len(quiet)]
+    counted = None
+    for written in range(7):
+        topic = f"cut-changed-{written}"
+        store = store_for(broker, topic, partitions=state_partitions)
+        try:
+            owner = Owner()
+            owner.feed(first)
+            owner.save_changed(store)
+            owner.feed(second)
+            cut = list(store._records(owner.changed_payload(), {}))
+            counted = len(cut)
+            producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+            try:
+                for home, key, value in cut[:written]:  # where the save puts it
+                    producer.send(topic, key=key, value=value,
+                                  headers=header(state_partitions),
+                                  partition=home % state_partitions)
+                producer.flush(timeout=10)
+            finally:
+                producer.close(timeout=5)
+            restored = Owner()
+            restored.restore(store_for(broker, topic, partitions=state_partitions),
+                             {P0, P1})
+            if written >= len(cut):
+                assert restored.positions == owner.positions
+            restored.feed(log)
+            assert states_of(restored.monitors) == reference(log), written
+        finally:
+            store.close()
+    assert counted == 4  # "a", "c" and two metas: "b" and "d" did not move
+
+
+def test_a_meta_lifts_the_covers_of_its_own_writers_records_only() -> None:
+    """The resume rule (:func:`resumes_from`) on plain data: a record's cover rises to the
+    meta's offset when the meta's writer wrote it, never falls, and stays where it is for
+    another writer, no writer, or a partition without a meta."""
+    metas = {P0: (500, "w1"), P1: (80, "w1")}
+    assert resumes_from({P0: 300, P1: 90}, "w1", metas) == {P0: 500, P1: 90}
+    assert resumes_from({P0: 300}, "w2", metas) == {P0: 300}
+    assert resumes_from({P0: 300}, None, metas) == {P0: 300}
+    assert resumes_from({("events", 2): 7}, "w1", metas) == {("events", 2): 7}
+    assert resumes_from({P0: 300}, None, {P0: (500, None)}) == {P0: 300}
+
+
 def test_a_state_over_the_record_bound_is_chunked_and_replaced_chunks_deleted(
     broker: Broker,
 ) -> None:
@@ -342,3 +452,24 @@ def test_an_unreachable_broker_is_a_failure_not_a_refused_state() -> None:
     with pytest.raises(StateSaveError, match="state topic gone"):
         store.save(Owner().payload())
     store.close()
+
+
+def test_a_round_writes_its_snapshot_as_it_was_when_begun(broker: Broker) -> None:
+    """A save in slices sends its joins and metas after its models: what they hold is
+    encoded when the round begins, though the exported join state shares lists with the live
+    join, which goes on counting (a join's per-model delay buckets did: counted twice)."""
+    owner = Owner()
+    owner.feed(stream(3, 50, {"a": [P0]}))
+    buckets = [1, 2, 3]
+    joins = {P0: ([P0], {"models": {"a": buckets}})}
+    payload = owner.states.payload({}, owner.positions, joins)
+    store = store_for(broker, "snapshot")
+    try:
+        saving = store.round(payload)
+        buckets.append(4)  # the live join moved on before the round sent its join
+        saving.wait()
+        assert saving.done
+        restored = store_for(broker, "snapshot").load({P0})
+        assert restored.joins[P0] == {"models": {"a": [1, 2, 3]}}
+    finally:
+        store.close()
