@@ -120,9 +120,16 @@ class Monitors:
 
     def restore(self, states: Mapping[str, Any]) -> None:
         """Restore saved monitors, all or none; one whose settings changed keeps its window."""
-        restored = {model: Monitor.restore(state, config=self._config_for(model))
-                    for model, state in states.items()}
-        self._monitors.update(restored)
+        self.add(self.built(states))
+
+    def built(self, states: Mapping[str, Any]) -> dict[str, Monitor]:
+        """Monitors restored from ``states``, not yet added (a restore done in slices)."""
+        return {model: Monitor.restore(state, config=self._config_for(model))
+                for model, state in states.items()}
+
+    def add(self, monitors: Mapping[str, Monitor]) -> None:
+        """Add restored monitors (see :meth:`built`)."""
+        self._monitors.update(monitors)
 
 
 OnAlarms = Callable[[list[Alarm], W], None]

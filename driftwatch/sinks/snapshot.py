@@ -37,10 +37,11 @@ BATCH_SECONDS_BUCKETS: tuple[float, ...] = (
 20 µs each takes about 10 ms; the buckets span 0.5 ms (a few records) to 5 s (the default
 ``kafka.max_poll_interval_ms``, past which the broker evicts the member)."""
 
-NOT_READY_REASONS = ("kafka", "checkpoint")
+NOT_READY_REASONS = ("kafka", "checkpoint", "restoring")
 """What can keep ``/readyz`` at 503: ``kafka`` (broker unreachable for longer than the
-readiness settings allow, or no partition assigned) and ``checkpoint`` (the last checkpoint
-save failed; offsets are not committed until one succeeds)."""
+readiness settings allow, or no partition assigned), ``checkpoint`` (the last checkpoint
+save failed; offsets are not committed until one succeeds) and ``restoring`` (assigned
+partitions' state is still being restored from the state topic; the body names them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,10 @@ class Operations:
         batch_seconds: processing time of each polled batch (decode, monitors, alarms).
         state_split_models: models whose events come from more than one input partition,
             so that the state topic cannot hand them over exactly (None: file checkpoint).
+        state_partitions_restoring: assigned partitions whose restore from the state topic
+            is not complete (None: file checkpoint).
+        state_restore_seconds_per_partition: the last completed restore's seconds (from
+            assignment to resumption) per partition (None: none yet, or file checkpoint).
     """
 
     consumer_group: str = ""
@@ -127,6 +132,8 @@ class Operations:
     offset_resets: Mapping[tuple[str, int, str], int] = field(default_factory=_empty_mapping)
     batch_seconds: Histogram = field(default_factory=lambda: LatencyHistogram().value())
     state_split_models: int | None = None
+    state_partitions_restoring: int | None = None
+    state_restore_seconds_per_partition: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lag_seconds", MappingProxyType(dict(self.lag_seconds)))
