@@ -109,7 +109,7 @@ class Monitors:
         """Every monitor's snapshot; a monitor that saw no event since its last one is reused."""
         result = []
         for model, monitor in self._monitors.items():
-            seen = (monitor.events, monitor.estimate.predictions if monitor.estimate else 0)
+            seen = _seen(monitor)
             if (cached := self._snapshots.get(model)) is None or cached[0] != seen:
                 cached = self._snapshots[model] = (seen, monitor.snapshot())
             result.append(cached[1])
@@ -127,9 +127,19 @@ class Monitors:
         return {model: Monitor.restore(state, config=self._config_for(model))
                 for model, state in states.items()}
 
-    def add(self, monitors: Mapping[str, Monitor]) -> None:
-        """Add restored monitors (see :meth:`built`)."""
+    def add(self, monitors: Mapping[str, Monitor],
+            snapshots: Mapping[str, Snapshot] | None = None) -> None:
+        """Add restored monitors (see :meth:`built`), with their snapshots when taken already
+        (a restore in slices takes each with its monitor, so the next publish is cheap)."""
         self._monitors.update(monitors)
+        for model, snapshot in (snapshots or {}).items():
+            if model in monitors:
+                self._snapshots[model] = (_seen(monitors[model]), snapshot)
+
+
+def _seen(monitor: Monitor) -> tuple[int, int]:
+    """What a monitor's cached snapshot was taken at: its events and predictions."""
+    return monitor.events, monitor.estimate.predictions if monitor.estimate else 0
 
 
 OnAlarms = Callable[[list[Alarm], W], None]

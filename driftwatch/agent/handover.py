@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from driftwatch.agent.saved_state import SavedState, restoring
-from driftwatch.core.monitor import Monitor
+from driftwatch.core.monitor import Monitor, Snapshot
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.settings import Settings
 from driftwatch.state.topic import Restored, StateRead, StateTopicStore
@@ -58,6 +58,7 @@ class _Restore:
     restored: Restored | None = None
     states: Iterator[tuple[str, dict[str, Any]]] | None = None
     built: dict[str, Monitor] = field(default_factory=dict)
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
 
 
 class Handover:
@@ -130,11 +131,12 @@ class Handover:
         monitors = self.state.monitors
         with restoring("a monitor state in the state topic"):
             for model, saved in job.states:
-                job.built.update(monitors.built({model: saved}))
+                monitor = job.built[model] = monitors.built({model: saved})[model]
+                job.snapshots[model] = monitor.snapshot()  # the publish at the end reuses it
                 if time.monotonic() >= deadline:
                     return None
         self._queue.pop(0)
-        self._take_over(job.partitions, job.restored, job.built)
+        self._take_over(job.partitions, job.restored, job.built, job.snapshots)
         took = self.clock() - job.queued
         self.last_restore_seconds_per_partition = took / len(job.partitions)
         log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s "
@@ -156,13 +158,13 @@ class Handover:
         self._queue.clear()
 
     def _take_over(self, partitions: frozenset[TopicPartition], restored: Restored,
-                   built: dict[str, Monitor]) -> None:
+                   built: dict[str, Monitor], snapshots: dict[str, Snapshot]) -> None:
         """Adopt a complete restore at once: models, joins, comparisons, counts, positions."""
         state = self.state
         states = {model: monitor for model, monitor in built.items()
                   if model not in state.monitors}
         clashes = built.keys() - states.keys()
-        state.monitors.add(states)
+        state.monitors.add(states, snapshots)
         if state.join_shards is not None:
             apart = state.join_shards.apart(partitions)
             if apart:
