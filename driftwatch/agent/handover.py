@@ -35,7 +35,6 @@ from driftwatch.core.monitor import Monitor, Snapshot
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.settings import Settings
 from driftwatch.state.topic import Restored, StateRead, StateTopicStore
-from driftwatch.state.topic_layout import state_partition
 
 log = logging.getLogger(__name__)
 
@@ -95,18 +94,13 @@ class Handover:
         return frozenset(tp for job in self._queue for tp in job.partitions)
 
     def queue(self, partitions: set[TopicPartition]) -> None:
-        """Queue newly assigned partitions for a restore by :meth:`step` (cheap: no I/O): one
-        restore per state partition they map to, in order, so a partition with little state
-        is resumed without waiting for one with much (the state topic's partition count is
-        known once the topic was checked at the first contact; before that, one restore)."""
-        count = self.store.state_partitions
-        groups: dict[int, set[TopicPartition]] = {}
-        for tp in partitions:
-            groups.setdefault(state_partition(tp.partition, count) if count else 0,
-                              set()).add(tp)
-        for _, group in sorted(groups.items()):
-            self._queue.append(_Restore(frozenset(group), self.store.restoring(group),
-                                        self.clock()))
+        """Queue newly assigned partitions for a restore by :meth:`step` (cheap: no I/O).
+        They are restored together, as one :meth:`~driftwatch.state.topic.StateTopicStore.
+        load` would: a model whose events come from several of them is restored whole, and
+        each partition resumes below every model's covers (docs/state.md)."""
+        if partitions:
+            self._queue.append(_Restore(frozenset(partitions),
+                                        self.store.restoring(partitions), self.clock()))
 
     def step(self, budget_s: float) -> frozenset[TopicPartition] | None:
         """About ``budget_s`` seconds of the first queued restore. When it completes, its
@@ -139,9 +133,8 @@ class Handover:
         self._take_over(job.partitions, job.restored, job.built, job.snapshots)
         took = self.clock() - job.queued
         self.last_restore_seconds_per_partition = took / len(job.partitions)
-        log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s "
-                 "(while reading the others)", len(job.built), len(job.restored.offsets),
-                 self.store.topic, took)
+        log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",
+                 len(job.built), len(job.restored.offsets), self.store.topic, took)
         return job.partitions
 
     def assigned(self, partitions: set[TopicPartition]) -> None:

@@ -196,11 +196,6 @@ class StateTopicStore:
         self.last_load_partitions: frozenset[int] = frozenset()
         """The state partitions the last :meth:`load` read."""
 
-    @property
-    def state_partitions(self) -> int | None:
-        """The topic's partition count once its layout was checked (None before)."""
-        return self._state_partitions
-
     # -- topic ------------------------------------------------------------------------------
 
     def ensure_topic(self) -> bool:
