@@ -1,7 +1,7 @@
 """The state topic's restore runs in the agent's loop, a slice at a time, on a real broker
-(Tansu and Apache Kafka): a restore many slices long runs while the
-loop reads another partition's records; a partition revoked before its restore is complete
-leaves nothing behind; a stop during a restore saves nothing for it.
+(Tansu and Apache Kafka): a restore many slices long runs while the loop reads another
+partition's records; a partition revoked before its restore is complete leaves nothing
+behind; a stop during a restore saves nothing for it.
 
 Interleaving is shown by counts and offsets (the other partition's position at each slice),
 never by time.
