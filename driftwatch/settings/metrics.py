@@ -138,8 +138,7 @@ class ReadinessSettings(_Section):
     defaults an outage shows within 5 + 5 + 5 = 15 s at most (the next probe, its timeout,
     then a second failure; inside two periods of Kubernetes' default 10 s readiness probe)
     and recovery about 10 s after the broker's return.
-    At start the agent is ready as soon as it has partitions (with the state topic: their
-    state restored; also after each rebalance). A failing checkpoint save
+    At start the agent is ready as soon as it has partitions. A failing checkpoint save
     makes it not ready at once, until a save succeeds.
     """
 
