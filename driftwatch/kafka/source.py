@@ -350,11 +350,6 @@ class KafkaSource:
         """Whether new partitions are held until :meth:`release` (``hold_assigned``)."""
         return self._offsets.hold_assigned
 
-    @property
-    def held(self) -> frozenset[TopicPartition]:
-        """Partitions assigned and paused until :meth:`release` (``hold_assigned``)."""
-        return frozenset(self._offsets.held)
-
     def release(self, offsets: Mapping[TopicPartition, int | None]) -> None:
         """Resume held partitions, each at its offset (None: at ``auto_offset_reset`` with
         ``ignore_committed``, else the group's commit); those revoked meanwhile are ignored.
