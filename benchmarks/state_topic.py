@@ -21,6 +21,13 @@ before the layout: the whole topic) against an 8-partition topic (its state part
 only), and against an 8-partition topic holding that partition's 1 250 models only (its
 cost does not depend on the other partitions' models).
 
+Then **the restore in slices** (issue 25, item 2): the same partition's 1 250 models
+restored the way the agent's loop does it now, :meth:`~driftwatch.agent.handover.Handover.step`
+slices of :data:`~driftwatch.agent.handover.RESTORE_SLICE_S` between polls, against the
+restore in one go (``load``, every :meth:`Monitor.restore` and its first snapshot for the
+publish: before, the rebalance callback did this and the loop stood still for all of it):
+total time and the longest slice, which is the longest the loop pauses for a restore.
+
 ``python -m benchmarks state_topic`` (``--quick``: 1 and 100 models; 1 250 models over 8
 partitions).
 """
@@ -35,9 +42,13 @@ import time
 from typing import Any
 
 from benchmarks.checkpoint import WINDOW, _monitors
+from driftwatch.agent.handover import RESTORE_SLICE_S
+from driftwatch.agent.loop import Agent
 from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.demo.broker import EmbeddedBroker
+from driftwatch.kafka.offsets import TopicPartition
+from driftwatch.settings import Settings
 from driftwatch.state.checkpoint import CheckpointStore
 from driftwatch.state.topic import StateTopicStore
 
@@ -97,13 +108,14 @@ def measure(bootstrap: str, count: int) -> dict[str, float]:
             "file_restore": file_restore}
 
 
-def fleet_payloads(total: int) -> list[dict[str, Any]]:
+def fleet_payloads(total: int, only: int | None = None) -> list[dict[str, Any]]:
     """One save per input partition of ``total`` models spread over :data:`FLEET_PARTITIONS`
-    (the same window state under every name: the records are as big as distinct ones)."""
+    (the same window state under every name: the records are as big as distinct ones);
+    ``only``: that partition's save alone."""
     per_partition = total // FLEET_PARTITIONS
     states = _monitors(per_partition).export_state()
     payloads = []
-    for partition in range(FLEET_PARTITIONS):
+    for partition in range(FLEET_PARTITIONS) if only is None else (only,):
         tp = ("events", partition)
         partitioned = PartitionStates()
         named = {f"p{partition}-{model}": state for model, state in states.items()}
@@ -158,6 +170,52 @@ def fleet(bootstrap: str, total: int) -> None:
               f"| {row['restore'] / before:.2f} |")
 
 
+def sliced(bootstrap: str, total: int = FLEET, repeats: int = 3) -> None:
+    """The restore-in-slices table (module docstring): input partition 3's models only, in an
+    8-partition topic (``python -c "import benchmarks.state_topic as b; b.sliced_only()"``
+    runs this part alone)."""
+    topic = f"sliced-{total}"
+    writer = StateTopicStore({"bootstrap_servers": bootstrap}, topic,
+                             partitions=FLEET_PARTITIONS, request_timeout_s=60.0)
+    try:
+        writer.save(fleet_payloads(total, only=3)[0])
+    finally:
+        writer.close()
+    one_go, whole, longest, slices = [], [], [], []
+    for _ in range(repeats):
+        reader = StateTopicStore({"bootstrap_servers": bootstrap}, topic,
+                                 request_timeout_s=60.0)
+        started = time.perf_counter()
+        for state in reader.load([("events", 3)]).monitors.values():
+            Monitor.restore(state, config=CONFIG).snapshot()  # the publish that followed
+        one_go.append(time.perf_counter() - started)
+        agent = Agent(Settings(kafka={"bootstrap_servers": [bootstrap], "topics": ["events"]},
+                               checkpoint={"backend": "kafka", "topic": topic}))
+        handover = agent.handover
+        assert handover is not None and isinstance(agent.checkpointer.store, StateTopicStore)
+        agent.checkpointer.store.ensure_topic()  # the first contact's check
+        times = []
+        handover.queue({TopicPartition("events", 3)})
+        while handover.restoring:
+            started = time.perf_counter()
+            handover.step(RESTORE_SLICE_S)
+            times.append(time.perf_counter() - started)
+        assert len(agent.monitors.export_state()) == total // FLEET_PARTITIONS
+        whole.append(sum(times))
+        longest.append(max(times))
+        slices.append(len(times))
+        agent.checkpointer.store.close()
+    print(f"| restore input partition 3 ({total // FLEET_PARTITIONS} models, d = 1000), "
+          f"median of {repeats} | total | longest loop pause | slices |")
+    print("|---|---|---|---|")
+    print(f"| in one go (load, Monitor.restore, first snapshot: in the rebalance callback, "
+          "before) "
+          f"| {statistics.median(one_go):.2f} s | {statistics.median(one_go):.2f} s | 1 |")
+    print(f"| in slices of {RESTORE_SLICE_S} s between polls (Handover.step, now) "
+          f"| {statistics.median(whole):.2f} s | {statistics.median(longest):.3f} s "
+          f"| {statistics.median(slices):.0f} |")
+
+
 def restore_checks(count: int = 50, repeats: int = 5) -> tuple[float, float, float]:
     """Per model, best of ``repeats``: decoding the record's JSON, :meth:`Monitor.restore`
     of the window events as JSON gives them back (lists of int, float, int: checked inline),
@@ -207,3 +265,12 @@ def main(quick: bool = False) -> None:
                   f"| {row['all'] / row['file_restore']:.2f} |")
         print()
         fleet(broker.bootstrap, QUICK_FLEET if quick else FLEET)
+        print()
+        sliced(broker.bootstrap, repeats=1 if quick else 3)
+
+
+def sliced_only() -> None:
+    """The restore-in-slices table alone, on its own embedded broker."""
+    logging.getLogger("kafka").setLevel(logging.ERROR)
+    with EmbeddedBroker() as broker:
+        sliced(broker.bootstrap)

@@ -129,9 +129,21 @@ class Monitors:
 
     def restore(self, states: Mapping[str, Any]) -> None:
         """Restore saved monitors, all or none; one whose settings changed keeps its window."""
-        restored = {model: Monitor.restore(state, config=self._config_for(model))
-                    for model, state in states.items()}
-        self._monitors.update(restored)
+        self.add(self.built(states))
+
+    def built(self, states: Mapping[str, Any]) -> dict[str, Monitor]:
+        """Monitors restored from ``states``, not yet added (a restore done in slices)."""
+        return {model: Monitor.restore(state, config=self._config_for(model))
+                for model, state in states.items()}
+
+    def add(self, monitors: Mapping[str, Monitor],
+            snapshots: Mapping[str, Snapshot] | None = None) -> None:
+        """Add restored monitors (see :meth:`built`), with their snapshots when taken already
+        (a restore in slices takes each with its monitor, so the next publish is cheap)."""
+        self._monitors.update(monitors)
+        for model, snapshot in (snapshots or {}).items():
+            if model in monitors:
+                self._snapshots[model] = (progress(monitors[model]), snapshot)
 
 
 OnAlarms = Callable[[list[Alarm], W], None]

@@ -9,27 +9,66 @@ skipping the records its state already holds, so a save cut short by a crash is 
 exact); on revocation it saves first (not when evicted: another member may own the
 partitions already) and drops those models from its monitors and ``/metrics`` at once, so no
 frozen series remain.
+
+**The restore runs in the loop, not in the rebalance.** The rebalance callback only queues
+the new partitions (:meth:`Handover.queue`; the source holds them paused). Between polls the
+loop gives the restore a slice of at most about :data:`RESTORE_SLICE_S` of work
+(:meth:`Handover.step`): reading the state partitions a poll at a time, parsing their records,
+then rebuilding the monitors a few at a time, aside. Only when a restore is complete are its
+models, joins, counts and positions taken over at once, and the partitions resumed where the
+state says; meanwhile the other partitions are read, heartbeats and scrapes go on, and
+``/readyz`` names the partitions still restoring. A partition revoked (or lost) before its
+restore finished leaves nothing behind: no model on ``/metrics``, no position, nothing saved.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Callable
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from driftwatch.agent.saved_state import SavedState, restoring
+from driftwatch.core.monitor import Monitor, Snapshot
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.settings import Settings
-from driftwatch.state.topic import StateTopicStore
+from driftwatch.state.topic import Restored, StateRead, StateTopicStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Handover"]
+__all__ = ["RESTORE_SLICE_S", "Handover"]
+
+RESTORE_SLICE_S = 0.1
+"""Work per restore slice between two polls. A slice overruns it by at most one unit of work
+(a poll of the state partitions of at most 50 ms, one record's parse or one monitor's
+rebuild: about 1–3 ms at d = 1 000), so the loop pauses for well under the 0.5 s target,
+while restoring 1 250 models at d = 1 000 takes a few dozen slices. While a restore is
+under way the objects that exist after each slice are frozen (``gc.freeze``; unfrozen when
+no restore is left): otherwise the cyclic collector's full passes over the growing parsed
+states, each longer than a slice, would be the loop's longest pauses."""
+
+
+@dataclass(slots=True)
+class _Restore:
+    """One assignment's partitions on their way in: the read, then the monitors rebuilt."""
+
+    partitions: frozenset[TopicPartition]
+    reading: StateRead
+    queued: float
+    restored: Restored | None = None
+    states: Iterator[tuple[str, dict[str, Any]]] | None = None
+    built: dict[str, Monitor] = field(default_factory=dict)
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
 
 
 class Handover:
     """Restores and forgets input partitions' state as they come and go (module docstring).
 
-    Both run on kafka-python's IO thread while the loop waits in poll.
+    :meth:`queue` and :meth:`revoked` run on kafka-python's IO thread while the loop waits in
+    poll; :meth:`step` on the loop's thread between polls, so they never overlap.
 
     Parameters:
         store: the state topic.
@@ -37,7 +76,7 @@ class Handover:
             per-partition bookkeeping, which must be there: ``state.partitioned``).
         settings: the join's limits and the Kafka timeouts.
         publish: publishes a fresh snapshot at once (the partitions' models came or went).
-        clock: a monotonic clock (a restore is timed: the rebalance waits for it).
+        clock: a monotonic clock (a restore is timed).
     """
 
     def __init__(self, store: StateTopicStore, state: SavedState, settings: Settings,
@@ -49,24 +88,92 @@ class Handover:
         self.settings = settings
         self.publish = publish
         self.clock = clock
+        self._queue: list[_Restore] = []
+        self.last_restore_seconds_per_partition: float | None = None
+        """From assignment to resumption, per partition, of the last restore completed."""
+
+    @property
+    def restoring(self) -> frozenset[TopicPartition]:
+        """The partitions assigned whose restore is not complete."""
+        return frozenset(tp for job in self._queue for tp in job.partitions)
+
+    def queue(self, partitions: set[TopicPartition]) -> None:
+        """Queue newly assigned partitions for a restore by :meth:`step` (cheap: no I/O).
+        They are restored together, as one :meth:`~driftwatch.state.topic.StateTopicStore.
+        load` would: a model whose events come from several of them is restored whole, and
+        each partition resumes below every model's covers (docs/state.md)."""
+        if partitions:
+            self._queue.append(_Restore(frozenset(partitions),
+                                        self.store.restoring(partitions), self.clock()))
+
+    def step(self, budget_s: float) -> frozenset[TopicPartition] | None:
+        """About ``budget_s`` seconds of the first queued restore. When it completes, its
+        state is taken over (positions included: where each partition resumes) and its
+        partitions are returned; None until then.
+
+        Raises :class:`~driftwatch.state.topic.StateTopicUnavailable` when the topic cannot be
+        read (exit 1: restart and try again) and :class:`~driftwatch.state.checkpoint.
+        CheckpointError` when it holds a state that cannot be restored (exit 3).
+        """
+        if not self._queue:
+            return None
+        try:
+            return self._step(budget_s)
+        finally:
+            # The parsed states are long-lived until taken over: frozen, the collector's
+            # full passes (0.1-0.5 s each over 1 250 models' windows) skip them.
+            if self._queue:
+                gc.freeze()
+            else:
+                gc.unfreeze()
+
+    def _step(self, budget_s: float) -> frozenset[TopicPartition] | None:
+        job = self._queue[0]
+        deadline = time.monotonic() + budget_s
+        if job.restored is None:
+            if not job.reading.step(budget_s):
+                return None
+            job.restored = job.reading.result
+            assert job.restored is not None
+            job.states = iter(job.restored.monitors.items())
+        assert job.states is not None
+        monitors = self.state.monitors
+        with restoring("a monitor state in the state topic"):
+            for model, saved in job.states:
+                monitor = job.built[model] = monitors.built({model: saved})[model]
+                job.snapshots[model] = monitor.snapshot()  # the publish at the end reuses it
+                if time.monotonic() >= deadline:
+                    return None
+        self._queue.pop(0)
+        self._take_over(job.partitions, job.restored, job.built, job.snapshots)
+        took = self.clock() - job.queued
+        self.last_restore_seconds_per_partition = took / len(job.partitions)
+        log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",
+                 len(job.built), len(job.restored.offsets), self.store.topic, took)
+        return job.partitions
 
     def assigned(self, partitions: set[TopicPartition]) -> None:
-        """Restore newly assigned partitions' models from the state topic (timed: a
-        rebalance waits for it).
+        """Restore ``partitions`` at once, in one go (a source that cannot hold partitions
+        while they restore: the in-memory and file sources, tests)."""
+        self.queue(partitions)
+        while self.step(math.inf) is None and self._queue:
+            pass
 
-        Raises (re-raised from poll, so the agent stops) :class:`~driftwatch.state.topic.
-        StateTopicUnavailable` when the topic cannot be read (exit 1: restart and try again)
-        and :class:`~driftwatch.state.checkpoint.CheckpointError` when it holds a state that
-        cannot be restored (exit 3).
-        """
+    def close(self) -> None:
+        """Drop the restores not complete (the agent stops): nothing of them was taken over."""
+        for job in self._queue:
+            job.reading.close()
+        self._queue.clear()
+        gc.unfreeze()
+
+    def _take_over(self, partitions: frozenset[TopicPartition], restored: Restored,
+                   built: dict[str, Monitor], snapshots: dict[str, Snapshot]) -> None:
+        """Adopt a complete restore at once: models, joins, comparisons, counts, positions."""
         state = self.state
-        started = self.clock()
-        restored = self.store.load(partitions)
-        states = {model: saved for model, saved in restored.monitors.items()
+        states = {model: monitor for model, monitor in built.items()
                   if model not in state.monitors}
-        clashes = restored.monitors.keys() - states.keys()
-        with restoring("a monitor state in the state topic"):
-            state.monitors.restore(states)
+        clashes = built.keys() - states.keys()
+        state.monitors.add(states, snapshots)
         if state.join_shards is not None:
             apart = state.join_shards.apart(partitions)
             if apart:
@@ -87,15 +194,6 @@ class Handover:
         state.positions.take_over(resumed, restored=bool(restored.offsets))
         # The topic holds them: nothing to save yet.
         state.checkpointer.durable.update(resumed)
-        took = self.clock() - started
-        log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",
-                 len(states), len(restored.offsets), self.store.topic, took)
-        kafka = self.settings.kafka
-        bound_s = min(kafka.session_timeout_ms, kafka.max_poll_interval_ms) / 1000
-        if took > bound_s / 2:
-            log.warning("restoring took %.1f s, more than half of kafka.session_timeout_ms / "
-                        "kafka.max_poll_interval_ms (%.1f s): the rebalance waits for it, and "
-                        "past them the group evicts this member; raise both", took, bound_s)
         if restored.split or clashes:
             log.warning("%d model(s) also have events on partitions of other replicas and "
                         "cannot be handed over exactly: %s", len(restored.split | clashes),
@@ -106,7 +204,18 @@ class Handover:
         """Save (unless ``lost``: another member may own them already) and forget the
         partitions' models at once, so no frozen series stay on ``/metrics``. Nothing is
         committed here (the consumer cannot commit from its IO thread; the state topic is the
-        resume point anyway)."""
+        resume point anyway). A restore of any of them not complete is dropped (nothing of
+        it was taken over, so nothing is saved or left on ``/metrics``); its other partitions
+        are queued again, to be read afresh."""
+        for job in [job for job in self._queue if job.partitions & partitions]:
+            self._queue.remove(job)
+            job.reading.close()
+            log.info("restore of %s dropped: %s %s before it was complete",
+                     sorted(job.partitions), sorted(job.partitions & partitions),
+                     "lost" if lost else "revoked")
+            self.queue(set(job.partitions - partitions))
+            if not self._queue:
+                gc.unfreeze()
         state = self.state
         checkpointer, positions = state.checkpointer, state.positions
         if not lost and positions.offsets != checkpointer.durable:  # else saved already

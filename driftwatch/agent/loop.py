@@ -41,7 +41,7 @@ from typing import Any
 
 from driftwatch.agent.checkpointer import Checkpointer, checkpoint_store
 from driftwatch.agent.comparisons import Comparisons
-from driftwatch.agent.handover import Handover
+from driftwatch.agent.handover import RESTORE_SLICE_S, Handover
 from driftwatch.agent.join_shards import record_joins
 from driftwatch.agent.positions import BEYOND_LOG_END, Positions
 from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
@@ -54,7 +54,7 @@ from driftwatch.decoding.decoder import REJECTION_REASONS, Decoded, Rejected
 from driftwatch.decoding.joinable import JOIN_REJECTION_REASONS, RecordKind
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.producers import AlarmPublisher
-from driftwatch.kafka.source import Record
+from driftwatch.kafka.source import KafkaSource, Record
 from driftwatch.pipeline import (
     TOO_MANY_MODELS,
     UNWATCHED_MODEL,
@@ -216,6 +216,7 @@ class Agent:
                     started = self._clock()
                     self.process_batch(records)
                     self._batch_seconds.observe(self._clock() - started)
+                self._restore_slice()
                 self._update_readiness()
                 self._publish_snapshot()
                 if self.checkpointer.due() or self.checkpointer.sliced is not None:
@@ -438,13 +439,32 @@ class Agent:
             self.alarm_publisher, self.alarms = opened.alarm_publisher, opened.alarms
         self.metrics_server = opened.metrics_server
         self.source = opened.source
+        if self.handover is not None:  # a restore not complete at the stop is dropped
+            resources.callback(self.handover.close)
         return resources.enter_context(opened.source)
 
     def _on_assigned(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
         """Where each newly assigned partition resumes: the checkpoint's offset (restored
-        first from the state topic when that is the store)."""
+        first from the state topic when that is the store). A Kafka source holding new
+        partitions gets nothing here: they are queued, restored between polls
+        (:meth:`_restore_slice`) and released then."""
+        if self.handover is not None and isinstance(self.source, KafkaSource) \
+                and self.source.holds_assigned:
+            self.handover.queue(partitions)
+            return {}
         self._restore_partitions(partitions)
         return self.positions.resume(partitions, self.settings.kafka.auto_offset_reset)
+
+    def _restore_slice(self) -> None:
+        """A slice of the queued restores (:data:`~driftwatch.agent.handover.
+        RESTORE_SLICE_S`); partitions whose restore is complete are resumed where their
+        state says."""
+        if self.handover is None or not self.handover.restoring:
+            return
+        done = self.handover.step(RESTORE_SLICE_S)
+        if done and isinstance(self.source, KafkaSource):
+            resume = self.positions.resume(set(done), self.settings.kafka.auto_offset_reset)
+            self.source.release({tp: resume.get(tp) for tp in done})
 
     def _restore_partitions(self, partitions: set[TopicPartition]) -> None:
         if self.handover is not None:
@@ -462,7 +482,8 @@ class Agent:
             broker_ready = self.readiness.update(False, source.reachability_changed_at)
         else:
             broker_ready = self.readiness.update(source.ready)
-        ready = broker_ready and not self.checkpointer.failing
+        ready = broker_ready and not self.checkpointer.failing and not (
+            self.handover is not None and self.handover.restoring)
         if ready != self._ready:
             self._ready = ready
             self._publish_snapshot(force=True)  # driftwatch_ready agrees with /readyz
@@ -496,6 +517,11 @@ class Agent:
         if checkpointer.failing:
             why["checkpoint"] = (f"the last save failed ({checkpointer.last_error}); nothing "
                                  "is committed until a save succeeds")
+        restoring = self.handover.restoring if self.handover is not None else frozenset()
+        if restoring:
+            why["restoring"] = (f"restoring the state of {len(restoring)} partition(s) from "
+                                "the state topic: " + ", ".join(
+                                    f"{t}[{p}]" for t, p in sorted(restoring)))
         return Operations(
             consumer_group=self.settings.kafka.group_id,
             lag_seconds=lag_seconds(lag, self.positions.timestamps_ms, self._wall_clock()),
@@ -515,4 +541,7 @@ class Agent:
             loop_pause_seconds=self._loop_pauses.value(),
             state_split_models=None if self.partitioned is None else len(
                 self.partitioned.split),
+            state_partitions_restoring=None if self.handover is None else len(restoring),
+            state_restore_seconds_per_partition=None if self.handover is None
+            else self.handover.last_restore_seconds_per_partition,
         )

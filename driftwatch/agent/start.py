@@ -107,7 +107,8 @@ def kafka_source(settings: Settings, store: CheckpointStore | StateTopicStore | 
     """The source the ``kafka`` settings describe, resuming each partition where
     ``on_assigned`` says (the agent's checkpoint, never the group's commit), after a first
     contact that checks every topic the agent uses and creates the state topic (when
-    ``store`` is one)."""
+    ``store`` is one). With the state topic, new partitions are held (``hold_assigned``)
+    while the agent restores them between polls (:mod:`driftwatch.agent.handover`)."""
     kafka = settings.kafka
     config = kafka.consumer_config()
     whole_stream = kafka.assignment == "all_partitions"
@@ -134,6 +135,7 @@ def kafka_source(settings: Settings, store: CheckpointStore | StateTopicStore | 
         on_revoked=on_revoked,
         ignore_committed=True,
         whole_stream=whole_stream,
+        hold_assigned=isinstance(store, StateTopicStore),
         poll_timeout_s=kafka.poll_timeout_ms / 1000,
         backoff_initial_s=kafka.reconnect_backoff_initial_seconds,
         backoff_max_s=kafka.reconnect_backoff_max_seconds,

@@ -62,6 +62,10 @@ class Offsets:
             ``auto_offset_reset``, not at the group's committed offset.
         auto_offset_reset: the consumer's ``auto_offset_reset`` (``"latest"`` by default).
         request_timeout_s: bound on the position lookup after a reset.
+        hold_assigned: pause every newly assigned partition (after ``on_assigned``, whose
+            offsets are then not used) until :meth:`release` seeks and resumes it: the
+            agent restores a partition's state between polls, outside the rebalance, and
+            reads its records only then.
     """
 
     def __init__(
@@ -72,7 +76,11 @@ class Offsets:
         ignore_committed: bool,
         auto_offset_reset: str,
         request_timeout_s: float,
+        hold_assigned: bool = False,
     ) -> None:
+        self.hold_assigned = hold_assigned
+        self.held: set[TopicPartition] = set()
+        """Partitions assigned and paused until :meth:`release` (``hold_assigned``)."""
         self.on_assigned = on_assigned
         self.on_revoked = on_revoked
         self.ignore_committed = ignore_committed
@@ -169,6 +177,7 @@ class Offsets:
         """Forget the assignment (the consumer is closed)."""
         with self._lock:
             self._assigned.clear()
+            self.held.clear()
 
     def reraise_hook_error(self) -> None:
         """Raise what ``on_assigned`` or ``on_revoked`` raised since the last call, if anything."""
@@ -180,30 +189,54 @@ class Offsets:
     # in whole-stream mode, the loop's own assignment (assign_all).
 
     def assign(self, consumer: Any, assigned: Iterable[Any]) -> None:
-        """Add the partitions and seek each to where it resumes (see the module docstring)."""
+        """Add the partitions and seek each to where it resumes (see the module docstring);
+        with ``hold_assigned``, pause them instead, for :meth:`release`."""
         partitions = ours(assigned)
         with self._lock:
             self._assigned |= partitions
+            if self.hold_assigned:
+                self.held |= partitions
         log.info("partitions assigned: %s", sorted(partitions))
+        if self.hold_assigned and partitions:  # pause() only flags them: no I/O
+            consumer.pause(*[_KafkaTopicPartition(*tp) for tp in sorted(partitions)])
         if self.on_assigned is None or not partitions:
             return
         try:
             offsets = dict(self.on_assigned(set(partitions)) or {})
-            for tp, offset in offsets.items():
-                if tp not in partitions:
-                    log.warning("on_assigned returned an offset for unassigned %s; ignored", tp)
-                    continue
-                consumer.seek(_KafkaTopicPartition(tp[0], tp[1]), offset)
-            unknown = [_KafkaTopicPartition(tp[0], tp[1]) for tp in sorted(partitions)
-                       if tp not in offsets]
-            if self.ignore_committed and unknown:
-                # Non-blocking: the client looks the offsets up at its next fetch.
-                if self.auto_offset_reset == "earliest":
-                    consumer.seek_to_beginning(*unknown)
-                else:
-                    consumer.seek_to_end(*unknown)
+            if not self.hold_assigned:
+                self._seek(consumer, partitions, offsets)
         except Exception as exc:
             self.hook_error = exc
+
+    def release(self, consumer: Any, offsets: Mapping[TopicPartition, int | None]) -> None:
+        """Seek held partitions to their offsets (None: where ``on_assigned``'s rule puts a
+        partition it gives no offset for) and resume them; partitions no longer held (revoked
+        meanwhile) are left alone. On the loop's thread, between polls."""
+        with self._lock:
+            released = {tp for tp in map(ours_one, offsets) if tp in self.held}
+            self.held -= released
+        if not released:
+            return
+        self._seek(consumer, released, {tp: o for tp, o in offsets.items()
+                                        if o is not None and ours_one(tp) in released})
+        consumer.resume(*[_KafkaTopicPartition(*tp) for tp in sorted(released)])
+        log.info("partitions resumed: %s", sorted(released))
+
+    def _seek(self, consumer: Any, partitions: set[TopicPartition],
+              offsets: Mapping[TopicPartition, int]) -> None:
+        for tp, offset in offsets.items():
+            if tp not in partitions:
+                log.warning("on_assigned returned an offset for unassigned %s; ignored", tp)
+                continue
+            consumer.seek(_KafkaTopicPartition(tp[0], tp[1]), offset)
+        unknown = [_KafkaTopicPartition(tp[0], tp[1]) for tp in sorted(partitions)
+                   if tp not in offsets]
+        if self.ignore_committed and unknown:
+            # Non-blocking: the client looks the offsets up at its next fetch.
+            if self.auto_offset_reset == "earliest":
+                consumer.seek_to_beginning(*unknown)
+            else:
+                consumer.seek_to_end(*unknown)
 
     def revoke(self, revoked: Iterable[Any], *, lost: bool) -> None:
         """Tell ``on_revoked`` and drop the partitions, without a commit (what is safe to
@@ -221,6 +254,7 @@ class Offsets:
                 self.hook_error = exc
         with self._lock:
             self._assigned -= partitions
+            self.held -= partitions
             for tp in partitions:
                 self._committed.pop(tp, None)
             if not self._assigned:
@@ -310,6 +344,11 @@ def missing_topics_text(topics: Iterable[str]) -> str:
     """Why the source waits, in one line naming the setting."""
     return (f"topic {', '.join(topics)} (kafka.topics) does not exist on the brokers; waiting "
             "for it to be created (the agent does not create the topics it reads)")
+
+
+def ours_one(tp: Any) -> TopicPartition:
+    """One kafka-python topic-partition (or ours) as a :class:`TopicPartition`."""
+    return TopicPartition(tp[0], tp[1])
 
 
 def ours(partitions: Iterable[Any]) -> set[TopicPartition]:

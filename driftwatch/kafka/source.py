@@ -60,6 +60,10 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
+HELD_POLL_TIMEOUT_S = 0.02
+"""A poll's longest wait while partitions are held (``hold_assigned``): the caller prepares
+them between polls, a slice at a time, and should not idle a second between slices."""
+
 
 class KafkaSource:
     """Consume records from Kafka in a consumer group, committing only processed offsets: the
@@ -134,6 +138,10 @@ class KafkaSource:
             ``auto_offset_reset``, not at the group's committed offset (see Lifecycle).
         whole_stream: assign every partition of ``topics`` to this consumer, without a
             group and without commits (see Lifecycle); not with ``pattern``.
+        hold_assigned: pause each newly assigned partition until :meth:`release` (the
+            offsets ``on_assigned`` returns are not used): the caller prepares the partition
+            between polls (the agent restores its state) and then says where it resumes.
+            While a partition is held, a poll waits at most :data:`HELD_POLL_TIMEOUT_S`.
         poll_timeout_s: longest wait for records in one :meth:`poll`. It bounds how late the
             loop notices a stop flag, and must stay well below ``max_poll_interval_ms``
             together with the time to process one batch.
@@ -178,6 +186,7 @@ class KafkaSource:
         on_revoked: OnRevoked | None = None,
         ignore_committed: bool = False,
         whole_stream: bool = False,
+        hold_assigned: bool = False,
         poll_timeout_s: float = 1.0,
         max_records: int | None = None,
         backoff_initial_s: float = 0.5,
@@ -235,7 +244,7 @@ class KafkaSource:
             on_assigned=on_assigned, on_revoked=on_revoked,
             ignore_committed=ignore_committed or whole_stream,
             auto_offset_reset=self.consumer_config.get("auto_offset_reset", "latest"),
-            request_timeout_s=request_timeout_s,
+            request_timeout_s=request_timeout_s, hold_assigned=hold_assigned,
         )
         self._health = BrokerHealth(clock, backoff_initial_s, backoff_max_s,
                                     first_contact.uses if first_contact is not None else (),
@@ -310,9 +319,11 @@ class KafkaSource:
         consumer = self._consumer if self._consumer is not None else self._connect()
         if consumer is None:
             return []
+        timeout_s = min(self.poll_timeout_s, HELD_POLL_TIMEOUT_S) if self._offsets.held \
+            else self.poll_timeout_s
         try:
             batches = consumer.poll(
-                timeout_ms=int(self.poll_timeout_s * 1000),
+                timeout_ms=int(timeout_s * 1000),
                 max_records=self.max_records,
             )
         except KafkaError as exc:
@@ -333,6 +344,18 @@ class KafkaSource:
         elif self.clock() >= self._probe_at:
             self._probe()
         return records
+
+    @property
+    def holds_assigned(self) -> bool:
+        """Whether new partitions are held until :meth:`release` (``hold_assigned``)."""
+        return self._offsets.hold_assigned
+
+    def release(self, offsets: Mapping[TopicPartition, int | None]) -> None:
+        """Resume held partitions, each at its offset (None: at ``auto_offset_reset`` with
+        ``ignore_committed``, else the group's commit); those revoked meanwhile are ignored.
+        No I/O (the client resolves the positions at its next fetch)."""
+        if self._consumer is not None:
+            self._offsets.release(self._consumer, offsets)
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
         """Commit ``offsets`` (partition → next offset to read), blocking at most

@@ -44,10 +44,11 @@ LOOP_PAUSE_SECONDS_BUCKETS: tuple[float, ...] = (
 longest pause (a save, a restore slice); the long end tells a save of thousands of models
 (seconds to tens of seconds) from one that outlasts the group's timeouts."""
 
-NOT_READY_REASONS = ("kafka", "checkpoint")
+NOT_READY_REASONS = ("kafka", "checkpoint", "restoring")
 """What can keep ``/readyz`` at 503: ``kafka`` (broker unreachable for longer than the
-readiness settings allow, or no partition assigned) and ``checkpoint`` (the last checkpoint
-save failed; offsets are not committed until one succeeds)."""
+readiness settings allow, or no partition assigned), ``checkpoint`` (the last checkpoint
+save failed; offsets are not committed until one succeeds) and ``restoring`` (assigned
+partitions' state is still being restored from the state topic; the body names them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,10 @@ class Operations:
             save): while it lasts no record is read.
         state_split_models: models whose events come from more than one input partition,
             so that the state topic cannot hand them over exactly (None: file checkpoint).
+        state_partitions_restoring: assigned partitions whose restore from the state topic
+            is not complete (None: file checkpoint).
+        state_restore_seconds_per_partition: the last completed restore's seconds (from
+            assignment to resumption) per partition (None: none yet, or file checkpoint).
     """
 
     consumer_group: str = ""
@@ -138,6 +143,8 @@ class Operations:
     loop_pause_seconds: Histogram = field(default_factory=lambda: LatencyHistogram(
         LOOP_PAUSE_SECONDS_BUCKETS).value())
     state_split_models: int | None = None
+    state_partitions_restoring: int | None = None
+    state_restore_seconds_per_partition: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lag_seconds", MappingProxyType(dict(self.lag_seconds)))

@@ -31,7 +31,8 @@ inherits them from :class:`LocalSource`, which also gives the ``with`` block, an
 the rest: ``poll``, ``commit``, ``lag``, ``close``, ``ready`` and ``problem``.
 
 There is no pause and resume: the loop processes each batch before it polls again, so
-back-pressure is the poll itself.
+back-pressure is the poll itself. (The Kafka source alone can hold newly assigned partitions
+until the agent releases them, ``hold_assigned``: the state topic's restore between polls.)
 
 Replay reads its inputs differently (a whole file or topic range, iterated once, with a
 progress bar and no commits or checkpoints): that is

@@ -53,6 +53,7 @@ consistent pair, taken when it is exported.
 from __future__ import annotations
 
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -75,7 +76,7 @@ from driftwatch.state.topic_records import key as _key
 from driftwatch.state.topic_records import loads as _loads
 from driftwatch.state.topic_records import parse_key as _parse_key
 
-__all__ = ["TOPIC_CONFIG", "Restored", "StateSaveError", "StateTopicStore",
+__all__ = ["TOPIC_CONFIG", "Restored", "StateRead", "StateSaveError", "StateTopicStore",
            "StateTopicUnavailable", "resumes_from"]
 
 log = logging.getLogger(__name__)
@@ -161,6 +162,16 @@ def resumes_from(covers: Mapping[TopicPartition, int], writer: object,
         if meta is not None and meta[1] == writer and meta[0] > offset:
             lifted[tp] = meta[0]
     return lifted
+
+
+@dataclass(slots=True)
+class Parsed:
+    """The records of a restore, parsed (:meth:`StateTopicStore._parse_record`), by kind."""
+
+    metas: dict[TopicPartition, dict[str, Any]] = field(default_factory=dict)
+    heads: dict[tuple[TopicPartition, str], dict[str, Any]] = field(default_factory=dict)
+    join_heads: dict[TopicPartition, dict[str, Any]] = field(default_factory=dict)
+    chunks: dict[tuple[TopicPartition, str, str, int], bytes] = field(default_factory=dict)
 
 
 class StateTopicStore:
@@ -413,7 +424,7 @@ class StateTopicStore:
 
     def load(self, partitions: Collection[TopicPartition]) -> Restored:
         """Read the state partitions of ``partitions`` (``p mod n``) to their end and
-        return what they hold for ``partitions``.
+        return what they hold for ``partitions``: :meth:`restoring` run to its end in one go.
 
         Raises:
             StateTopicUnavailable: the topic cannot be read to its end (broker trouble).
@@ -422,31 +433,48 @@ class StateTopicStore:
             CheckpointSettingError: the topic holds records of another layout
                 (:mod:`driftwatch.state.topic_layout`; ``key`` is ``checkpoint.topic``).
         """
-        wanted = {(str(t), int(p)) for t, p in partitions}
-        latest = self._read({p for _, p in wanted})
-        metas: dict[TopicPartition, dict[str, Any]] = {}
-        heads: dict[tuple[TopicPartition, str], dict[str, Any]] = {}
-        join_heads: dict[TopicPartition, dict[str, Any]] = {}
-        chunks: dict[tuple[TopicPartition, str, str, int], bytes] = {}
-        for raw_key, (partition, value) in latest.items():
-            key = _parse_key(raw_key, self.topic)
-            kind, tp = key[0], (key[1], key[2])
-            if self._state_partitions is not None \
-                    and state_partition(tp[1], self._state_partitions) != partition:
-                raise CheckpointError(f"state topic {self.topic}: record {raw_key[:100]!r} is "
-                                      f"in partition {partition}, not in {tp[1]} mod "
-                                      f"{self._state_partitions}: it was not written by the "
-                                      "agent's save")
-            if kind == "c":
-                chunks[(tp, key[3], key[4], key[5])] = value
-                continue
-            document = _loads(value, self.topic, raw_key)
-            if kind == "p":
-                metas[tp] = document
-            elif kind == "j":
-                join_heads[tp] = document
-            else:
-                heads[(tp, key[3])] = document
+        reading = self.restoring(partitions)
+        try:
+            while not reading.step(math.inf):
+                pass
+        finally:
+            reading.close()
+        assert reading.result is not None
+        return reading.result
+
+    def restoring(self, partitions: Collection[TopicPartition]) -> StateRead:
+        """An incremental :meth:`load` of ``partitions``: :meth:`StateRead.step` does at most
+        about a given time of work (a poll of the state partitions, or parsing some records),
+        so an agent restores between its polls instead of inside the rebalance. Close it."""
+        return StateRead(self, partitions)
+
+    def _parse_record(self, raw_key: bytes, partition: int, value: bytes,
+                      parsed: Parsed) -> None:
+        """Parse one record (the last value of its key) into ``parsed``: the one place a
+        record's key and value are read."""
+        key = _parse_key(raw_key, self.topic)
+        kind, tp = key[0], (key[1], key[2])
+        if self._state_partitions is not None \
+                and state_partition(tp[1], self._state_partitions) != partition:
+            raise CheckpointError(f"state topic {self.topic}: record {raw_key[:100]!r} is "
+                                  f"in partition {partition}, not in {tp[1]} mod "
+                                  f"{self._state_partitions}: it was not written by the "
+                                  "agent's save")
+        if kind == "c":
+            parsed.chunks[(tp, key[3], key[4], key[5])] = value
+            return
+        document = _loads(value, self.topic, raw_key)
+        if kind == "p":
+            parsed.metas[tp] = document
+        elif kind == "j":
+            parsed.join_heads[tp] = document
+        else:
+            parsed.heads[(tp, key[3])] = document
+
+    def _assemble(self, wanted: set[TopicPartition], parsed: Parsed) -> Restored:
+        """What the parsed records hold for the ``wanted`` input partitions."""
+        metas, heads = parsed.metas, parsed.heads
+        join_heads, chunks = parsed.join_heads, parsed.chunks
         restored = Restored()
         split = set()
         lifts: dict[TopicPartition, tuple[int, object]] = {}
@@ -593,49 +621,142 @@ class StateTopicStore:
                                             f"{self.request_timeout_s:.0f} s {where()}")
             yield batches
 
-    def _read(self, input_partitions: Collection[int]) -> dict[bytes, tuple[int, bytes]]:
-        """Per key, the state partition it was read from and its last value (tombstones
-        applied), reading the state partitions of ``input_partitions`` to their end.
-        Counts what it read in ``last_load_records`` / ``last_load_bytes``."""
-        self.last_load_records = self.last_load_bytes = 0
-        self.last_load_partitions = frozenset()
-        timeout_ms = int(self.request_timeout_s * 1000)
-        consumer = self._consumer()
-        latest: dict[bytes, tuple[int, bytes]] = {}
-        records = read_bytes = 0
-        try:
-            count = self._layout(consumer)
-            if not count or not input_partitions:
-                return latest
-            wanted = sorted({state_partition(p, count) for p in input_partitions})
-            tps = [_KafkaTopicPartition(self.topic, p) for p in wanted]
-            self.last_load_partitions = frozenset(wanted)
-            consumer.assign(tps)
-            consumer.seek_to_beginning(*tps)
-            ends = consumer.end_offsets(tps, timeout_ms=timeout_ms)
-            for batches in self._polled(
-                    consumer, lambda: any(consumer.position(tp, timeout_ms=timeout_ms) < ends[tp]
-                                          for tp in tps), lambda: "before its end"):
-                for messages in batches.values():
-                    for message in messages:
-                        records += 1
-                        read_bytes += len(message.key or b"") + len(message.value or b"")
-                        found = written_with(message.headers)
-                        if misplaced(found, count):  # an older writer's, after the check
-                            raise refusal(self.topic, count, found)
-                        if message.key is None:
-                            continue
-                        if message.value is None:
-                            latest.pop(message.key, None)
-                        else:
-                            latest[message.key] = (message.partition, message.value)
-        except KafkaError as error:
-            raise StateTopicUnavailable(f"state topic {self.topic}: reading failed: "
-                                        f"{error}") from error
-        finally:
+
+POLL_SLICE_S = 0.05
+"""The longest wait of one poll of the state partitions inside a :meth:`StateRead.step` (the
+step's budget bounds it too)."""
+
+
+class StateRead:
+    """One restore of input partitions, done a step at a time (:meth:`StateTopicStore.
+    restoring`): first the state partitions of ``partitions`` are read to the end they had
+    when the read began, keeping the last value per key (tombstones applied); then the
+    records are parsed one by one (the JSON decoding: most of the cost); then assembled into
+    :attr:`result`. Each :meth:`step` stops once its budget is spent (a poll waits at most
+    :data:`POLL_SLICE_S` or the budget's rest; one record's parse is the unit of work), so
+    a step overruns its budget by at most one poll or one record.
+
+    The reader's store counts what it read in ``last_load_records`` / ``last_load_bytes`` /
+    ``last_load_partitions`` once the read is over. Raises from :meth:`step` what
+    :meth:`StateTopicStore.load` raises; :class:`StateTopicUnavailable` once
+    ``request_timeout_s`` passes without data while the end is not reached.
+    """
+
+    def __init__(self, store: StateTopicStore, partitions: Collection[TopicPartition]) -> None:
+        self.store = store
+        self.wanted = {(str(t), int(p)) for t, p in partitions}
+        self.result: Restored | None = None
+        """What the state topic holds for the partitions, once :meth:`step` returned True."""
+        self._consumer: Any = None
+        self._state_partitions = 0
+        self._tps: list[Any] = []
+        self._ends: dict[Any, int] = {}
+        self._heard = 0.0
+        self._latest: dict[bytes, tuple[int, bytes]] = {}
+        self._records = self._bytes = 0
+        self._to_parse: Iterator[tuple[bytes, tuple[int, bytes]]] | None = None
+        self._parsed = Parsed()
+
+    def step(self, budget_s: float) -> bool:
+        """Do about ``budget_s`` seconds of the restore; True once :attr:`result` is there."""
+        deadline = time.monotonic() + budget_s
+        if self.result is not None:
+            return True
+        if self._to_parse is None:
+            if not self._read(deadline):
+                return False
+            self._to_parse = iter(list(self._latest.items()))
+            self._latest = {}
+        store, parsed = self.store, self._parsed
+        for raw_key, (partition, value) in self._to_parse:
+            store._parse_record(raw_key, partition, value, parsed)
+            if time.monotonic() >= deadline:
+                return False
+        self.result = store._assemble(self.wanted, parsed)
+        self._parsed = Parsed()
+        return True
+
+    def close(self) -> None:
+        """Close the reader's consumer (idempotent)."""
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
             consumer.close()
-            self.last_load_records, self.last_load_bytes = records, read_bytes
-        return latest
+
+    def _read(self, deadline: float) -> bool:
+        """Poll the state partitions until ``deadline``; True once read to their end."""
+        store = self.store
+        timeout_ms = int(store.request_timeout_s * 1000)
+        try:
+            if self._consumer is None:
+                self._start()
+                if not self._tps:
+                    self._finish()
+                    return True
+            consumer = self._consumer
+            while not all(consumer.position(tp, timeout_ms=timeout_ms) >= self._ends[tp]
+                          for tp in self._tps):
+                now = time.monotonic()
+                if now - self._heard > store.request_timeout_s:
+                    raise StateTopicUnavailable(
+                        f"state topic {store.topic}: no data for "
+                        f"{store.request_timeout_s:.0f} s before its end")
+                wait_s = min(POLL_SLICE_S, max(deadline - now, 0.0))
+                batches = consumer.poll(timeout_ms=max(1, int(wait_s * 1000)))
+                if batches:
+                    self._heard = time.monotonic()
+                for messages in batches.values():
+                    self._take(messages)
+                if time.monotonic() >= deadline:  # at least one poll per step
+                    return False
+            self._finish()
+            return True
+        except KafkaError as error:
+            self.close()
+            raise StateTopicUnavailable(f"state topic {store.topic}: reading failed: "
+                                        f"{error}") from error
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        """The consumer, the layout checked, the state partitions assigned from their start,
+        and the end each is read to."""
+        store = self.store
+        store.last_load_records = store.last_load_bytes = 0
+        store.last_load_partitions = frozenset()
+        self._consumer = consumer = store._consumer()
+        count = self._state_partitions = store._layout(consumer)
+        if not count or not self.wanted:
+            return
+        wanted = sorted({state_partition(p, count) for _, p in self.wanted})
+        self._tps = [_KafkaTopicPartition(store.topic, p) for p in wanted]
+        consumer.assign(self._tps)
+        consumer.seek_to_beginning(*self._tps)
+        self._ends = consumer.end_offsets(self._tps,
+                                          timeout_ms=int(store.request_timeout_s * 1000))
+        self._heard = time.monotonic()
+
+    def _take(self, messages: list[Any]) -> None:
+        """Keep the last value of each key (a tombstone deletes it)."""
+        count, latest = self._state_partitions, self._latest
+        for message in messages:
+            self._records += 1
+            self._bytes += len(message.key or b"") + len(message.value or b"")
+            found = written_with(message.headers)
+            if misplaced(found, count):  # an older writer's, after the check
+                raise refusal(self.store.topic, count, found)
+            if message.key is None:
+                continue
+            if message.value is None:
+                latest.pop(message.key, None)
+            else:
+                latest[message.key] = (message.partition, message.value)
+
+    def _finish(self) -> None:
+        store = self.store
+        store.last_load_records, store.last_load_bytes = self._records, self._bytes
+        store.last_load_partitions = frozenset(tp.partition for tp in self._tps)
+        self.close()
 
 
 class SaveRound:

@@ -239,7 +239,8 @@ class Families:
         self.not_ready = GaugeMetricFamily(
             "driftwatch_not_ready",
             "1 while this reason keeps /readyz at 503: kafka (broker unreachable, or no "
-            "partition) or checkpoint (saves failing, so nothing is committed).",
+            "partition), checkpoint (saves failing, so nothing is committed) or restoring "
+            "(assigned partitions' state still being restored from the state topic).",
             labels=("reason",),
         )
         self.saves = CounterMetricFamily(
@@ -300,6 +301,18 @@ class Families:
             "cannot hand them over exactly between replicas (key records by model). Only "
             "with checkpoint.backend kafka.",
         )
+        self.partitions_restoring = GaugeMetricFamily(
+            "driftwatch_state_partitions_restoring",
+            "Assigned input partitions whose state is still being restored from the state "
+            "topic (held: their records are read once it is complete; not ready meanwhile). "
+            "Only with checkpoint.backend kafka.",
+        )
+        self.restore_seconds = GaugeMetricFamily(
+            "driftwatch_state_restore_seconds_per_partition",
+            "The last completed restore from the state topic, from assignment to resumption, "
+            "seconds per partition restored (absent before the first). Only with "
+            "checkpoint.backend kafka.",
+        )
         self.start_time = GaugeMetricFamily(
             START_TIME,
             deprecated_help("process_start_time_seconds",
@@ -342,7 +355,8 @@ class Families:
             self.save_failures, self.last_save, self.save_seconds, self.commits,
             self.commit_failures, self.dead_letter_failures, self.alarm_failures, self.reconnects,
             self.offset_resets, self.batch_seconds, self.loop_pause, self.split_models,
-            self.build, self.dropped, self.skipped,
+            self.partitions_restoring, self.restore_seconds, self.build, self.dropped,
+            self.skipped,
         ]
         if self.deprecated:
             families += [*self._aliases.values(), self.start_time]
@@ -415,6 +429,10 @@ class Families:
             ops.loop_pause_seconds.sum)
         if ops.state_split_models is not None:
             self.split_models.add_metric([], ops.state_split_models)
+        if ops.state_partitions_restoring is not None:
+            self.partitions_restoring.add_metric([], ops.state_partitions_restoring)
+        if ops.state_restore_seconds_per_partition is not None:
+            self.restore_seconds.add_metric([], ops.state_restore_seconds_per_partition)
         if self.deprecated:
             self.start_time.add_metric([], agent.started_time)
         self.build.add_metric([], {"version": __version__, "revision": revision()})

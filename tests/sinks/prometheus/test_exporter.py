@@ -147,6 +147,8 @@ EXPECTED_FAMILIES = {
     "driftwatch_batch_processing_seconds": ("histogram", set()),
     "driftwatch_loop_pause_seconds": ("histogram", set()),
     "driftwatch_state_split_models": ("gauge", set()),
+    "driftwatch_state_partitions_restoring": ("gauge", set()),
+    "driftwatch_state_restore_seconds_per_partition": ("gauge", set()),
     "driftwatch_build_info": ("gauge", {"version", "revision"}),
     "driftwatch_scrape_dropped_series_total": ("counter", set()),
 }

@@ -1,0 +1,195 @@
+"""The state topic's restore runs in the agent's loop, a slice at a time, on a real broker
+(Tansu and Apache Kafka): a restore many slices long runs while the loop reads another
+partition's records; a partition revoked before its restore is complete leaves nothing
+behind; a stop during a restore saves nothing for it.
+
+Interleaving is shown by counts and offsets (the other partition's position at each slice),
+never by time.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from kafka import KafkaProducer
+from kafka.admin import KafkaAdminClient, NewPartitions
+
+import driftwatch.agent.loop as loop
+from driftwatch.agent.loop import Agent
+from driftwatch.kafka.offsets import TopicPartition
+from driftwatch.kafka.source import Record
+from driftwatch.settings import Settings
+from driftwatch.state.topic import StateTopicStore
+from tests.agent.test_state_topic import scrape
+from tests.broker import Broker
+from tests.integration.helpers import create_topics, wait_for
+
+P0, P1 = TopicPartition("events", 0), TopicPartition("events", 1)
+MODELS = 150
+"""Models homed on P0. A restore reading the (one) state partition parses their records a
+few per slice (slices of no time: about one unit of work each), so it takes many slices."""
+
+
+def settings(broker: Broker, name: str, **kafka: Any) -> Settings:
+    return Settings(**{
+        "kafka": {"bootstrap_servers": [broker.bootstrap], "topics": ["events"],
+                  "group_id": f"g-{name}", "auto_offset_reset": "earliest", **kafka},
+        "monitoring": {"defaults": {"window_size": 40}},
+        "readiness": {"probe_interval_seconds": 0.2},
+        "checkpoint": {"backend": "kafka", "topic": f"state-{name}", "topic_partitions": 1,
+                       "interval_seconds": 3600}})
+
+
+def value(model: str, n: int) -> bytes:
+    return json.dumps({"model": model, "label": n % 2, "score": (n % 7) / 7}).encode()
+
+
+def as_records(values: list[tuple[int, bytes]]) -> list[Record]:
+    """The records Kafka holds for ``values`` produced in order to a new topic."""
+    offsets = {0: 0, 1: 0}
+    records = []
+    for partition, payload in values:
+        records.append(Record("events", partition, offsets[partition], None, payload, 0))
+        offsets[partition] += 1
+    return records
+
+
+def send(producer: KafkaProducer, values: list[tuple[int, bytes]]) -> None:
+    for partition, payload in values:
+        producer.send("events", value=payload, partition=partition)
+    producer.flush(timeout=30)
+
+
+def saved_state(config: Settings, records: list[Record]) -> Agent:
+    """An agent that processed ``records`` and saved them to the state topic (not run)."""
+    agent = Agent(config)
+    store = agent.checkpointer.store
+    assert isinstance(store, StateTopicStore)
+    store.ensure_topic()
+    for record in records:
+        agent.process(record)
+    store.save(agent._payload(dict(agent.positions.offsets)))
+    store.close()
+    return agent
+
+
+@pytest.mark.brokers("apache", reason="Tansu 0.6 has no CreatePartitions")
+def test_a_restore_runs_in_slices_while_another_partition_is_read(
+        broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole-stream sidecar (no group: no rebalance revokes P0) is given a partition added
+    to its topic; P1's restore reads the state partition it shares with P0 (150 models'
+    records, a slice each) while the loop reads P0's new records."""
+    name = uuid.uuid4().hex[:8]
+    create_topics(broker.bootstrap, "events", partitions=1)
+    config = settings(broker, name, assignment="all_partitions",
+                      client_options={"metadata_max_age_ms": 300})
+    first = [(0, value(f"m-{m}", n)) for n in range(2) for m in range(MODELS)]
+    later = [(0, value(f"m-{m % 20}", n)) for n in range(2, 4) for m in range(20)]
+    records = as_records(first + later)
+    saved_state(config, records[:len(first)])
+    reference = Agent(config)
+    for record in records:
+        reference.process(record)
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5)
+
+    monkeypatch.setattr(loop, "RESTORE_SLICE_S", 0.0)  # one unit of work per slice
+    agent = Agent(config)
+    handover = agent.handover
+    assert handover is not None
+    slices: list[tuple[frozenset[TopicPartition], int]] = []
+    step = handover.step
+
+    def counted(budget_s: float) -> frozenset[TopicPartition] | None:
+        slices.append((handover.restoring, agent.positions.offsets.get(P0, -1)))
+        return step(budget_s)
+
+    handover.step = counted  # type: ignore[method-assign]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            agent.run(stop)
+        except BaseException as error:  # handed to the test
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        send(producer, first)
+        wait_for(lambda: agent.positions.offsets.get(P0) == len(first) or errors, 60,
+                 "P0 restored")
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        try:
+            admin.create_partitions({"events": NewPartitions(2)})
+        finally:
+            admin.close()
+        wait_for(lambda: P1 in handover.restoring or errors, 60, "P1 restoring")
+        send(producer, later)
+        wait_for(lambda: (agent.positions.offsets.get(P0) == len(records)
+                          and not handover.restoring) or errors, 60, "all read",
+                 diagnostics=lambda: f"at {agent.positions.offsets}, {len(slices)} slices")
+        # Every record is in (nothing more arrives): the monitors, before the stop drops them.
+        final = json.dumps(agent.monitors.export_state(), sort_keys=True)
+    finally:
+        stop.set()
+        thread.join(30)
+        producer.close(timeout=5)
+    assert not errors, errors
+    p1 = [p0 for restoring, p0 in slices if restoring == {P1}]
+    assert len(p1) > 20, len(p1)  # several slices (fewer than records: a slice overruns)
+    # P0 was read to its end while P1 still restored, slice by slice.
+    assert p1[0] == len(first) and len(records) in p1, p1
+    assert final == json.dumps(reference.monitors.export_state(), sort_keys=True)
+
+
+def test_a_partition_revoked_or_stopped_mid_restore_leaves_nothing(broker: Broker) -> None:
+    name = uuid.uuid4().hex[:8]
+    create_topics(broker.bootstrap, "events", partitions=2)
+    config = settings(broker, name)
+    saved = [(1, value(f"m-{m}", n)) for n in range(3) for m in range(20)]  # P1's
+    saved_state(config, as_records(saved))
+
+    for revoke in (True, False):
+        agent = Agent(config, snapshot_interval_s=0.0)
+        handover = agent.handover
+        assert handover is not None
+        store = agent.checkpointer.store
+        assert isinstance(store, StateTopicStore)
+        store.ensure_topic()
+        handover.queue({P1})
+        steps = 0
+        while handover.restoring and steps < 3:  # part of the way: read, a few parsed
+            handover.step(0.0)
+            steps += 1
+        assert handover.restoring == {P1}
+        agent._update_readiness()
+        agent._publish_snapshot(force=True)
+        why: Any = agent.snapshot.operations.not_ready_why
+        assert why["restoring"].endswith("from the state topic: events[1]"), why
+        assert "driftwatch_state_partitions_restoring 1.0" in scrape(agent)
+        if revoke:
+            agent._on_revoked({P1}, False)
+        else:
+            assert agent.checkpoint()  # the final checkpoint of a stop
+            handover.close()
+            agent._publish_snapshot(force=True)
+        text = scrape(agent)
+        assert handover.restoring == frozenset()
+        assert 'model="m-' not in text and "driftwatch_state_partitions_restoring 0.0" in text
+        assert agent.monitors.export_state() == {} and agent.positions.offsets == {}
+        assert agent.checkpointer.saves == 0, "nothing was saved for a partition not restored"
+        store.close()
+
+    # What was saved is intact: a complete restore finds all of it.
+    agent = Agent(config)
+    assert agent.handover is not None
+    agent.handover.assigned({P1})
+    assert len(agent.monitors.export_state()) == 20
+    assert agent.positions.offsets == {P1: 60}
+    assert isinstance(agent.checkpointer.store, StateTopicStore)
+    agent.checkpointer.store.close()
