@@ -48,7 +48,7 @@ import os
 import pstats
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import cast
 
@@ -72,20 +72,12 @@ def kafka_python_cpu(bootstrap: str, count: int, group: str) -> float:
     consumer = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=group,
                              auto_offset_reset="earliest", enable_auto_commit=False,
                              max_poll_records=500, **GROUP_TIMING)
-    seen = offsets = 0
-    cpu = None
-    while seen < count:
-        for records in consumer.poll(timeout_ms=1000).values():
-            if cpu is None:
-                cpu = time.process_time()
-            for record in records:
-                offsets += record.offset
-                seen += record.value is not None
-    assert cpu is not None
-    used = time.process_time() - cpu
-    consumer.close()
-    _check(seen, offsets, count)
-    return used / count
+
+    def batch() -> Iterable[tuple[int, bytes | None]]:
+        return ((r.offset, r.value) for records in consumer.poll(timeout_ms=1000).values()
+                for r in records)
+
+    return _cpu_per_record(batch, consumer.close, count)
 
 
 def kafka_source_cpu(bootstrap: str, count: int, group: str) -> float:
@@ -94,20 +86,8 @@ def kafka_source_cpu(bootstrap: str, count: int, group: str) -> float:
     source = KafkaSource({"bootstrap_servers": [bootstrap], "group_id": group,
                           "auto_offset_reset": "earliest", "max_poll_records": 500,
                           **GROUP_TIMING}, topics=[TOPIC], poll_timeout_s=1.0)
-    seen = offsets = 0
-    cpu = None
-    while seen < count:
-        records = source.poll()
-        if records and cpu is None:
-            cpu = time.process_time()
-        for record in records:
-            offsets += record.offset
-            seen += record.value is not None
-    assert cpu is not None
-    used = time.process_time() - cpu
-    source.close()
-    _check(seen, offsets, count)
-    return used / count
+    return _cpu_per_record(lambda: [(r.offset, r.value) for r in source.poll()],
+                           source.close, count)
 
 
 def profile_source(kind: str = "tansu", count: int = 100_000) -> None:
@@ -172,23 +152,34 @@ def confluent_cpu(bootstrap: str, count: int, group: str) -> float:
                          # librdkafka wants it at least the session timeout
                          "max.poll.interval.ms": max(GROUP_TIMING.values())})
     consumer.subscribe([TOPIC])
+
+    def batch() -> Iterable[tuple[int, bytes | None]]:
+        for message in consumer.consume(num_messages=500, timeout=1.0):
+            if message.error() is None:
+                record = Record(str(message.topic()), cast(int, message.partition()),
+                                cast(int, message.offset()), message.key(), message.value(),
+                                message.timestamp()[1])
+                yield record.offset, record.value
+
+    return _cpu_per_record(batch, consumer.close, count)
+
+
+def _cpu_per_record(batch: Callable[[], Iterable[tuple[int, bytes | None]]],
+                    close: Callable[[], None], count: int) -> float:
+    """CPU seconds of this process per record, reading ``batch()``'s (offset, value) pairs
+    until ``count`` records, from the first non-empty batch on; checks that every record
+    was read once (the count and the sum of the offsets)."""
     seen = offsets = 0
     cpu = None
     while seen < count:
-        messages = consumer.consume(num_messages=500, timeout=1.0)
-        if messages and cpu is None:
-            cpu = time.process_time()
-        for message in messages:
-            if message.error() is not None:
-                continue
-            record = Record(str(message.topic()), cast(int, message.partition()),
-                            cast(int, message.offset()), message.key(), message.value(),
-                            message.timestamp()[1])
-            offsets += record.offset
-            seen += record.value is not None
+        for offset, value in batch():
+            if cpu is None:
+                cpu = time.process_time()
+            offsets += offset
+            seen += value is not None
     assert cpu is not None
     used = time.process_time() - cpu
-    consumer.close()
+    close()
     _check(seen, offsets, count)
     return used / count
 
