@@ -258,7 +258,9 @@ class Families:
         )
         self.save_seconds = GaugeMetricFamily(
             "driftwatch_checkpoint_save_duration_seconds",
-            "How long the last successful checkpoint save took (export, write, fsync).",
+            "The loop's time the last successful checkpoint save took (export, write, fsync; "
+            "for a save to the state topic sliced between polls, the sum of its slices: "
+            "driftwatch_loop_pause_seconds shows the longest stop).",
         )
         self.commits = CounterMetricFamily(
             "driftwatch_commits",
