@@ -363,9 +363,7 @@ class Monitor:
         window = self._window
         if window.positives < 2 or window.negatives < 2:
             return math.nan
-        events = window.export_state()["events"]
-        positives = [score for y_true, score, _ in events if y_true]
-        negatives = [score for y_true, score, _ in events if not y_true]
+        positives, negatives = window.scores_by_class()
         _, s10, s01 = delong(positives, negatives)
         return math.sqrt(s10 / len(positives) + s01 / len(negatives))
 

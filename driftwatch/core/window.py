@@ -377,6 +377,15 @@ class PrequentialWindow:
             sum(counts[_HIT:]),
         )
 
+    def scores_by_class(self) -> tuple[list[float], list[float]]:
+        """The scores of the window's positives and of its negatives, oldest first. O(d),
+        without :meth:`export_state`'s list per event (DeLong's standard error at every
+        snapshot reads them)."""
+        self._settle()
+        events = self._events
+        return ([score for label, score, _ in events if label],
+                [score for label, score, _ in events if not label])
+
     def export_state(self) -> dict[str, Any]:
         """The window as JSON-serializable plain data; :meth:`from_state` restores it. O(d).
 
