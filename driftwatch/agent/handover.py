@@ -214,8 +214,8 @@ class Handover:
                      sorted(job.partitions), sorted(job.partitions & partitions),
                      "lost" if lost else "revoked")
             self.queue(set(job.partitions - partitions))
-            if not self._queue:
-                gc.unfreeze()
+        if not self._queue:
+            gc.unfreeze()
         state = self.state
         checkpointer, positions = state.checkpointer, state.positions
         if not lost and positions.offsets != checkpointer.durable:  # else saved already

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from driftwatch.agent.checkpointer import Checkpointer
@@ -81,17 +81,10 @@ class SavedState:
         that moved since the last successful save, and a join per partition; :meth:`saved`
         once it is saved)."""
         if self.partitioned is not None:
-            shards = self.join_shards
-            joins = None if shards is None else {
-                shard: (shards.partitions_of(shard), state)
-                for shard, state in shards.export_state().items()}
-            partitioned = self.partitioned
             changed = self.unsaved()
-            self._exported = (partitioned.writer, changed)
-            by_model = self.monitors.by_model
-            return partitioned.payload(
-                {model: by_model[model].export_state() for model in changed}, offsets, joins,
-                self.comparisons.export_model)
+            self._exported = (self.partitioned.writer, changed)
+            return self.partitioned.payload(self._states(changed), offsets, self._joins(),
+                                            self.comparisons.export_model)
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self.rejections.rejected),
@@ -122,11 +115,7 @@ class SavedState:
         partitions' metas at ``offsets``, and its epoch (``writer``). Its models are
         exported in slices (:meth:`export`)."""
         assert self.partitioned is not None
-        shards = self.join_shards
-        joins = None if shards is None else {
-            shard: (shards.partitions_of(shard), state)
-            for shard, state in shards.export_state().items()}
-        return self.partitioned.payload({}, offsets, joins)
+        return self.partitioned.payload({}, offsets, self._joins())
 
     def export(self, models: Sequence[str], offsets: Mapping[TopicPartition, int]
                ) -> tuple[dict[str, Any], dict[str, object]]:
@@ -136,10 +125,21 @@ class SavedState:
         assert self.partitioned is not None
         by_model = self.monitors.by_model
         present = [model for model in models if model in by_model]
-        payload = self.partitioned.payload(
-            {model: by_model[model].export_state() for model in present}, offsets, None,
-            self.comparisons.export_model)
+        payload = self.partitioned.payload(self._states(present), offsets, None,
+                                           self.comparisons.export_model)
         return payload, {model: progress(by_model[model]) for model in present}
+
+    def _states(self, models: Iterable[str]) -> dict[str, Any]:
+        """The exported states of ``models`` (each one present)."""
+        by_model = self.monitors.by_model
+        return {model: by_model[model].export_state() for model in models}
+
+    def _joins(self) -> dict[tuple[str, int], tuple[Sequence[tuple[str, int]], Any]] | None:
+        """With the state topic and a join, each shard's partitions and exported state."""
+        shards = self.join_shards
+        return None if shards is None else {
+            shard: (shards.partitions_of(shard), state)
+            for shard, state in shards.export_state().items()}
 
     def restore(self) -> None:
         """Load the checkpoint into the monitors, positions and rejection counts (nothing

@@ -72,11 +72,10 @@ class SlicedSave:
         try:
             if self._next < len(self._models):
                 while self._next < len(self._models):
-                    end = self._next + 1
-                    payload, progress = export(self._models[self._next:end])
+                    payload, progress = export((self._models[self._next],))
                     self.saving.send_models(payload)
                     self.exported.update(progress)
-                    self._next = end
+                    self._next += 1
                     if self._clock() - started >= self._slice_s:
                         break
                 if self._next < len(self._models):
