@@ -17,7 +17,8 @@ import sys
 BENCHMARKS = ("auc", "confusion", "normalization", "throughput", "detection", "budget",
               "agent", "memory", "hostile", "replay", "checkpoint", "kills", "comparison",
               "score_drift", "state_topic", "handover", "join_memory", "estimate", "estimate_cost",
-              "brokers", "first_contact", "delayed_demo", "fleet", "otlp", "consume", "saves")
+              "brokers", "first_contact", "delayed_demo", "fleet", "otlp", "consume", "saves",
+              "publish")
 
 
 def _machine() -> str:

@@ -34,7 +34,7 @@ inputs, JSON Lines in chunks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -75,12 +75,20 @@ def progress(monitor: Monitor) -> tuple[int, int]:
     return monitor.events, monitor.estimate.predictions if monitor.estimate else 0
 
 
-class Monitors:
-    """One monitor per model, created on first sight, at most ``max_models`` of them."""
+Normalized = Callable[[Monitor], Collection[str] | None]
+"""``normalized(monitor)``: the measures the monitor's snapshots normalize (None: every
+normalizable one; see :meth:`~driftwatch.core.monitor.Monitor.snapshot`)."""
 
-    def __init__(self, config_for: Callable[[str], MonitorConfig], max_models: int) -> None:
+
+class Monitors:
+    """One monitor per model, created on first sight, at most ``max_models`` of them; and
+    the latest snapshot of each, normalizing what ``normalized`` says (None: everything)."""
+
+    def __init__(self, config_for: Callable[[str], MonitorConfig], max_models: int,
+                 normalized: Normalized | None = None) -> None:
         self._config_for = config_for
         self._max_models = max_models
+        self._normalized = normalized
         self._monitors: dict[str, Monitor] = {}
         self._snapshots: dict[str, tuple[tuple[int, int], Snapshot]] = {}
 
@@ -114,15 +122,40 @@ class Monitors:
             self._monitors.pop(model, None)
             self._snapshots.pop(model, None)
 
+    def snapshot_of(self, monitor: Monitor) -> Snapshot:
+        """``monitor``'s snapshot now, normalizing what this collection's snapshots do."""
+        normalized = self._normalized
+        return monitor.snapshot(None if normalized is None else normalized(monitor))
+
     def snapshots(self) -> tuple[Snapshot, ...]:
         """Every monitor's snapshot; a monitor that saw no event since its last one is reused."""
-        result = []
-        for model, monitor in self._monitors.items():
+        self.refresh(iter(list(self._monitors)))
+        return self.latest()
+
+    def refresh(self, models: Iterator[str], more: Callable[[], bool] = lambda: True) -> bool:
+        """Take a new snapshot of each of ``models`` whose monitor moved since its last one
+        (or has none), asking ``more()`` after each one taken whether to go on; models no
+        longer here are passed over. True once ``models`` ran out, False when ``more()``
+        stopped it (call again with the same iterator to go on: a refresh in slices)."""
+        monitors, snapshots = self._monitors, self._snapshots
+        for model in models:
+            monitor = monitors.get(model)
+            if monitor is None:
+                continue
             seen = progress(monitor)
-            if (cached := self._snapshots.get(model)) is None or cached[0] != seen:
-                cached = self._snapshots[model] = (seen, monitor.snapshot())
-            result.append(cached[1])
-        return tuple(result)
+            cached = snapshots.get(model)
+            if cached is None or cached[0] != seen:
+                snapshots[model] = (seen, self.snapshot_of(monitor))
+                if not more():
+                    return False
+        return True
+
+    def latest(self) -> tuple[Snapshot, ...]:
+        """The latest snapshot taken of each monitor, in order of creation; a monitor never
+        snapshotted yet is left out."""
+        snapshots = self._snapshots
+        return tuple(cached[1] for model in self._monitors
+                     if (cached := snapshots.get(model)) is not None)
 
     def export_state(self) -> dict[str, Any]:
         return {model: monitor.export_state() for model, monitor in self._monitors.items()}

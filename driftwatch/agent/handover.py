@@ -75,7 +75,8 @@ class Handover:
         state: the agent's saved state (its monitors, counts, positions, joins and
             per-partition bookkeeping, which must be there: ``state.partitioned``).
         settings: the join's limits and the Kafka timeouts.
-        publish: publishes a fresh snapshot at once (the partitions' models came or went).
+        publish: publishes the latest snapshots at once (the partitions' models came or
+            went).
         clock: a monotonic clock (a restore is timed).
     """
 
@@ -141,7 +142,8 @@ class Handover:
         with restoring("a monitor state in the state topic"):
             for model, saved in job.states:
                 monitor = job.built[model] = monitors.built({model: saved})[model]
-                job.snapshots[model] = monitor.snapshot()  # the publish at the end reuses it
+                # The publish at the end shows it.
+                job.snapshots[model] = monitors.snapshot_of(monitor)
                 if time.monotonic() >= deadline:
                     return None
         self._queue.pop(0)

@@ -65,6 +65,7 @@ from driftwatch.pipeline import (
 )
 from driftwatch.settings import Settings
 from driftwatch.sinks.alarms import AlarmLog
+from driftwatch.sinks.prometheus.families import normalized_shown
 from driftwatch.sinks.prometheus.server import MetricsServer
 from driftwatch.sinks.snapshot import (
     LOOP_PAUSE_SECONDS_BUCKETS,
@@ -139,7 +140,9 @@ class Agent:
         self._wall_clock = wall_clock
         self._injected = (source, dead_letter)
         fmt = settings.events.event_format()
-        self.monitors = Monitors(settings.monitoring.monitor_config, settings.limits.max_models)
+        self.monitors = Monitors(
+            settings.monitoring.monitor_config, settings.limits.max_models,
+            normalized_shown(settings.metrics.per_model, settings.metrics.per_model_overrides))
         self.comparisons = Comparisons(settings.comparison_configs(), fmt)
         store = checkpoint_store(settings)
         self.checkpointer = Checkpointer(store, settings.checkpoint.interval_seconds, clock,
@@ -171,8 +174,7 @@ class Agent:
             self.positions, delayed=self.delayed, join_shards=self.join_shards,
             partitioned=self.partitioned, join_limits=join.limits())
         self.handover = None if not isinstance(store, StateTopicStore) else Handover(
-            store, self.saved_state, settings, lambda: self._publish_snapshot(force=True),
-            clock)
+            store, self.saved_state, settings, self._publish_latest, clock)
         self.source: Source[Record] | None = None
         self.alarm_publisher: AlarmPublisher | None = None
         self.alarms = AlarmLog(logging.getLogger("driftwatch.alarms"))
@@ -337,7 +339,8 @@ class Agent:
     @property
     def snapshot(self) -> AgentSnapshot:
         """The latest snapshot, the one ``/metrics`` shows: immutable, so any thread may read
-        it. The loop replaces it about every ``snapshot_interval_s`` seconds."""
+        it. The loop replaces it about every ``snapshot_interval_s`` seconds (less often
+        at thousands of busy models: :mod:`driftwatch.agent.publish`)."""
         return self.publisher.snapshot
 
     @property
@@ -486,18 +489,39 @@ class Agent:
             self.handover is not None and self.handover.restoring)
         if ready != self._ready:
             self._ready = ready
-            self._publish_snapshot(force=True)  # driftwatch_ready agrees with /readyz
+            self._publish_latest()  # driftwatch_ready agrees with /readyz
 
     def _publish_snapshot(self, *, force: bool = False) -> None:
-        """Publish a fresh snapshot when one is due (at once with ``force``: readiness
-        changed, partitions came or went)."""
-        if not self.publisher.due(force=force):
+        """The loop's publish: when a round is due, refresh the models' snapshots a slice at
+        a time and publish once every model was looked at (:mod:`driftwatch.agent.publish`).
+        With ``force``, refresh every model and publish at once, however long it takes
+        (tests and tools that must see every record processed)."""
+        publisher = self.publisher
+        if force:
+            publisher.round = None
+            started = self._clock()
+            self.monitors.snapshots()
+            self._publish_latest()
+            publisher.refresh_seconds = self._clock() - started
             return
+        if publisher.round is None:
+            if not publisher.due():
+                return
+            publisher.start(iter(list(self.monitors.by_model)))
+        assert publisher.round is not None
+        if publisher.round.step(self.monitors.refresh):
+            publisher.finish()
+            self._publish_latest(probe=True)
+
+    def _publish_latest(self, *, probe: bool = False) -> None:
+        """Publish at once the latest snapshot of each model, fresh or not (readiness
+        changed, partitions came or went: the models restored come with theirs). Only with
+        ``probe`` may the consumer lag be refreshed: a publish because readiness changed
+        must not wait for a probe of a dead broker."""
         source = self.source
-        monitors = self.monitors.snapshots()
+        monitors = self.monitors.latest()
         comparisons = self.comparisons.snapshots()
-        # A forced publish (readiness changed) must not wait for a probe of a dead broker.
-        lag = source.lag(refresh=not force) if source is not None else {}
+        lag = source.lag(refresh=probe) if source is not None else {}
         self.publisher.publish(
             monitors, rejected=self.rejections.rejected, skipped=self.rejections.skipped,
             consumer_lag=lag, comparisons=comparisons,
@@ -544,4 +568,5 @@ class Agent:
             state_partitions_restoring=None if self.handover is None else len(restoring),
             state_restore_seconds_per_partition=None if self.handover is None
             else self.handover.last_restore_seconds_per_partition,
+            snapshot_refresh_seconds=self.publisher.refresh_seconds,
         )

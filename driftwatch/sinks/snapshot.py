@@ -123,6 +123,9 @@ class Operations:
             is not complete (None: file checkpoint).
         state_restore_seconds_per_partition: the last completed restore's seconds (from
             assignment to resumption) per partition (None: none yet, or file checkpoint).
+        snapshot_refresh_seconds: how long the last refresh of the models' snapshots took
+            from its start to its publish (None: none yet): a model's published values were
+            taken at most this long before the publish.
     """
 
     consumer_group: str = ""
@@ -145,6 +148,7 @@ class Operations:
     state_split_models: int | None = None
     state_partitions_restoring: int | None = None
     state_restore_seconds_per_partition: float | None = None
+    snapshot_refresh_seconds: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lag_seconds", MappingProxyType(dict(self.lag_seconds)))

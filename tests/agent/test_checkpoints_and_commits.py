@@ -484,14 +484,14 @@ def test_readyz_and_the_ready_metric_come_from_one_snapshot(tmp_path: Path) -> N
         assert answers() == (200, 1.0, "ready")
 
         publishing, release = threading.Event(), threading.Event()
-        snapshots = agent.monitors.snapshots
+        latest = agent.monitors.latest
 
         def held() -> Any:
             publishing.set()
             assert release.wait(30)
-            return snapshots()
+            return latest()
 
-        agent.monitors.snapshots = held  # type: ignore[method-assign]
+        agent.monitors.latest = held  # type: ignore[method-assign]
         break_saves(tmp_path)
         saving = threading.Thread(target=agent.checkpoint)
         saving.start()

@@ -172,6 +172,25 @@ def test_threshold_floor_is_the_inverse_normalization_and_alarms_once_per_crossi
     )
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_snapshot_normalizes_only_what_it_is_asked_to_and_exactly_the_same(seed: int) -> None:
+    monitor = Monitor("m", config())
+    for event in stream(seed, 150 + 60 * seed, positives=0.1 + 0.2 * seed):
+        monitor.update(event)
+    whole = monitor.snapshot()
+    assert set(whole.normalized) == {"accuracy", "balanced_accuracy", "f1", "gmean", "kappa",
+                                     "mcc", "precision", "recall"}
+    rng = random.Random(seed)
+    chosen = set(rng.sample(sorted(whole.normalized), rng.randrange(0, 8)))
+    part = monitor.snapshot(chosen | {"events"})  # not a normalizable measure: ignored
+    assert part.normalized.keys() == chosen
+    assert all(part.normalized[name] == whole.normalized[name] or
+               math.isnan(part.normalized[name]) and math.isnan(whole.normalized[name])
+               for name in chosen)
+    assert part.values == whole.values and part.detector_states == whole.detector_states
+    assert monitor.watched_measures == {"auc", "gmean", "kappa", ERROR_STREAM}
+
+
 def test_undefined_values_are_not_fed_and_show_as_nan() -> None:
     monitor = Monitor("m", config(window_size=50, sample_every=1, watches=WATCHES[:3]))
     for i in range(100):

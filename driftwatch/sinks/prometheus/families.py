@@ -53,10 +53,10 @@ from driftwatch.version import __version__, revision
 if TYPE_CHECKING:
     # Only for annotations: the exporter reads attributes, so it does not need the core's
     # detector modules loaded to be imported.
-    from driftwatch.core.monitor import Snapshot
+    from driftwatch.core.monitor import Monitor, Snapshot
     from driftwatch.settings import AlertThresholds
 
-__all__ = ["DETECTOR_STATE_CODES", "LEVELS", "Families", "ModelText"]
+__all__ = ["DETECTOR_STATE_CODES", "LEVELS", "Families", "ModelText", "normalized_shown"]
 
 LEVELS = ("all", "standard", "minimal")
 """How much each model exports (the settings' ``metrics.per_model``): see :class:`Families`."""
@@ -72,6 +72,29 @@ deprecated names of its thresholds go with them)."""
 
 _BY_MEASURE = frozenset({"driftwatch_measure", "driftwatch_measure_normalized"})
 """The families level ``standard`` restricts to the measures the model watches, and AUC."""
+
+def normalized_shown(level: str, overrides: Mapping[str, str] | None = None
+                     ) -> Callable[[Monitor], frozenset[str] | None] | None:
+    """Which measures a model's snapshot must normalize for what ``level`` (and the
+    per-model ``overrides``) export of ``driftwatch_measure_normalized``: every one at
+    ``all``, the watched ones and AUC at ``standard``, none at ``minimal`` (see
+    :class:`Families`); None when every model exports everything. The agent's snapshots
+    compute no more (:class:`~driftwatch.pipeline.Monitors`): the normalizations are most
+    of a snapshot's cost."""
+    overrides = dict(overrides or {})
+    if level == "all" and set(overrides.values()) <= {"all"}:
+        return None
+
+    def shown(monitor: Monitor) -> frozenset[str] | None:
+        chosen = overrides.get(monitor.model, level)
+        if chosen == "all":
+            return None
+        if chosen == "minimal":
+            return frozenset()
+        return monitor.watched_measures | {"auc"}
+
+    return shown
+
 
 DETECTOR_STATE_CODES: Mapping[str, int] = MappingProxyType({"stable": 0, "warning": 1, "drift": 2})
 """The value of ``driftwatch_detector_state`` for each detector state, ordered by severity."""
@@ -315,6 +338,13 @@ class Families:
             "seconds per partition restored (absent before the first). Only with "
             "checkpoint.backend kafka.",
         )
+        self.snapshot_refresh = GaugeMetricFamily(
+            "driftwatch_snapshot_refresh_seconds",
+            "How long the last refresh of the models' values took, from its start to its "
+            "publish, seconds: the values on /metrics were taken at most this long before "
+            "they were published. Long at thousands of busy models, whose snapshots the loop "
+            "takes a slice at a time (docs/fleet.md).",
+        )
         self.start_time = GaugeMetricFamily(
             START_TIME,
             deprecated_help("process_start_time_seconds",
@@ -357,8 +387,8 @@ class Families:
             self.save_failures, self.last_save, self.save_seconds, self.commits,
             self.commit_failures, self.dead_letter_failures, self.alarm_failures, self.reconnects,
             self.offset_resets, self.batch_seconds, self.loop_pause, self.split_models,
-            self.partitions_restoring, self.restore_seconds, self.build, self.dropped,
-            self.skipped,
+            self.partitions_restoring, self.restore_seconds, self.snapshot_refresh, self.build,
+            self.dropped, self.skipped,
         ]
         if self.deprecated:
             families += [*self._aliases.values(), self.start_time]
@@ -435,6 +465,8 @@ class Families:
             self.partitions_restoring.add_metric([], ops.state_partitions_restoring)
         if ops.state_restore_seconds_per_partition is not None:
             self.restore_seconds.add_metric([], ops.state_restore_seconds_per_partition)
+        if ops.snapshot_refresh_seconds is not None:
+            self.snapshot_refresh.add_metric([], ops.snapshot_refresh_seconds)
         if self.deprecated:
             self.start_time.add_metric([], agent.started_time)
         self.build.add_metric([], {"version": __version__, "revision": revision()})

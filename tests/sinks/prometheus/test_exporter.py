@@ -149,6 +149,7 @@ EXPECTED_FAMILIES = {
     "driftwatch_state_split_models": ("gauge", set()),
     "driftwatch_state_partitions_restoring": ("gauge", set()),
     "driftwatch_state_restore_seconds_per_partition": ("gauge", set()),
+    "driftwatch_snapshot_refresh_seconds": ("gauge", set()),
     "driftwatch_build_info": ("gauge", {"version", "revision"}),
     "driftwatch_scrape_dropped_series_total": ("counter", set()),
 }
