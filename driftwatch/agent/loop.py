@@ -260,6 +260,8 @@ class Agent:
             expected = positions.get(tp)
             if expected is not None and offset < expected:
                 self.positions.reset_seen(record, expected)
+                if self.partitioned is not None:
+                    self.partitioned.reset(tp)
             if joined:
                 self._joinable(record)
             else:

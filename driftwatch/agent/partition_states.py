@@ -220,6 +220,22 @@ class PartitionStates:
             self.skipped[tp] = restored.skipped.get(tp, 0)
         self.split |= restored.split
 
+    def reset(self, tp: TopicPartition) -> None:
+        """``tp``'s offsets went back (the topic was recreated or truncated; every record
+        read from now on is a new event): forget what a restore said to skip there, whose
+        offsets meant the old log, and start a new epoch, so that the next save writes every
+        model again with covers of the new log. Otherwise a model quiet since the reset
+        would keep a record covering an old offset above the new ones, which no meta lifts
+        or lowers, and a restore would skip its new events below that offset."""
+        self._new_epoch()
+        for key in [key for key in self._skip_below if key[1] == tp]:
+            del self._skip_below[key]
+        self._join_below.pop(tp, None)
+        self._rejected_below.pop(tp, None)
+        self._replaying.pop(tp, None)
+        if not self._replaying:
+            self._halves.clear()
+
     def drop(self, partitions: Collection[TopicPartition]
              ) -> tuple[set[str], dict[str, int], int]:
         """Forget ``partitions``: returns the models homed there (to drop from the monitors)

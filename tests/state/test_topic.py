@@ -307,6 +307,36 @@ def test_a_changed_only_save_cut_short_after_any_record_restores_exactly(
     assert counted == 4  # "a", "c" and two metas: "b" and "d" did not move
 
 
+def test_after_the_offsets_went_back_a_restore_skips_no_new_event(broker: Broker) -> None:
+    """P0 recreated (its offsets start again at 0; the agent reads on and takes its records
+    as new events, as the loop does on ``beyond_log_end``): the next save writes every model
+    again, so model "quiet", silent since the reset, does not keep a record covering an old
+    offset above the new ones; its new events after that save are not skipped by a
+    restore, which is exact."""
+    old = stream(9, 120, {"quiet": [P0], "busy": [P0]})
+    new = stream(10, 60, {"busy": [P0]}) + [
+        (tp, offset + 60, model, event)
+        for tp, offset, model, event in stream(11, 100, {"quiet": [P0], "busy": [P0]})]
+    store = store_for(broker, "reset")
+    try:
+        owner = Owner()
+        owner.feed(old)
+        owner.save_changed(store)
+        owner.states.reset(P0)  # the loop, on the first record below P0's offset
+        owner.positions[P0] = 0
+        owner.feed(new[:60])
+        owner.save_changed(store)
+        assert set(owner.exported) == {"quiet", "busy"}, "every model written again"
+        owner.feed(new[60:])  # "quiet" takes events again; then a crash, nothing saved
+        restored = Owner()
+        restored.restore(store, {P0})
+        assert restored.positions == {P0: 60}
+        restored.feed(new)
+        assert states_of(restored.monitors) == reference(old + new)
+    finally:
+        store.close()
+
+
 def test_a_meta_lifts_the_covers_of_its_own_writers_records_only() -> None:
     """The resume rule (:func:`resumes_from`) on plain data: a record's cover rises to the
     meta's offset when the meta's writer wrote it, never falls, and stays where it is for
