@@ -5,15 +5,22 @@ resumes where its snapshot was taken.
 The "agent" is the pure part (:class:`tests.state.test_topic.Owner`: monitors fed through
 :class:`~driftwatch.agent.partition_states.PartitionStates`), which goes on taking records
 between the slices as the loop does; the reference is the same monitors fed every event once.
+The last test takes the agent's own path: a round made void by a partition lost under way.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
+from driftwatch.agent.loop import Agent
 from driftwatch.agent.sliced_save import SlicedSave
+from driftwatch.kafka.offsets import TopicPartition
+from driftwatch.kafka.source import Record
 from driftwatch.pipeline import progress
+from driftwatch.settings import Settings
+from driftwatch.state.topic import StateTopicStore
 from tests.broker import Broker
 from tests.state.test_topic import P0, P1, Owner, reference, states_of, store_for, stream
 
@@ -110,3 +117,43 @@ def test_a_complete_sliced_save_resumes_at_its_snapshot_quiet_models_included(
     assert set(restored.monitors) == set(MODELS)
     restored.feed(log)
     assert states_of(restored.monitors) == reference(log)
+
+
+def test_the_agent_voids_a_round_when_partitions_go_and_saves_the_rest_exactly(
+    broker: Broker,
+) -> None:
+    """The agent's own path (``Agent.checkpoint(whole=False)``): a round under way when a
+    partition is lost is void (a new epoch): nothing becomes durable or is committed for
+    it, and the next round, begun at once, saves what is left; a new agent restoring the
+    kept partition from the state topic then equals the first one's monitors."""
+    settings = Settings(kafka={"bootstrap_servers": broker.bootstrap, "topics": ["events"]},
+                        checkpoint={"backend": "kafka", "topic": "agent-void"})
+    agent = Agent(settings, snapshot_interval_s=0.0)
+    log = stream(13, 600, {"a": [P0], "b": [P0], "c": [P1], "d": [P1]})
+    for tp, offset, model, event in log:
+        value = json.dumps({"model": model, "label": event.y_true, "score": event.y_score})
+        agent.process(Record(tp[0], tp[1], offset, None, value.encode(), 0))
+    restored = Agent(settings, snapshot_interval_s=0.0)
+    try:
+        agent.checkpointer.slice_s = 0.0  # one model per slice
+        assert agent.checkpoint(whole=False)  # begun, not done
+        assert agent.checkpointer.sliced is not None
+        assert agent.checkpointer.durable == {}
+        agent._on_revoked({TopicPartition(*P1)}, True)  # lost: a new epoch
+        assert not agent.checkpoint(whole=False), "the void round is not a save"
+        assert agent.checkpointer.durable == {} and agent.checkpointer.due()
+        while agent.checkpointer.sliced is not None or agent.checkpointer.durable == {}:
+            assert agent.checkpoint(whole=False)
+        assert agent.checkpointer.durable == {TopicPartition(*P0): sum(
+            tp == P0 for tp, _, _, _ in log)}
+        assert restored.handover is not None
+        restored.handover.assigned({TopicPartition(*P0)})
+        assert set(restored.monitors.by_model) == {"a", "b"}
+        assert {m: json.dumps(mon.export_state(), sort_keys=True)
+                for m, mon in restored.monitors.by_model.items()} == \
+            {m: json.dumps(mon.export_state(), sort_keys=True)
+             for m, mon in agent.monitors.by_model.items()}
+    finally:
+        for each in (agent, restored):
+            assert isinstance(each.checkpointer.store, StateTopicStore)
+            each.checkpointer.store.close()
