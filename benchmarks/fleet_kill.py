@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
+import http.client
 import math
 import multiprocessing
 import random
@@ -255,6 +257,8 @@ class Scrape:
 
     body: bytes
     seconds: float
+    wire: int = 0
+    """Bytes on the wire (gzip'd, as Prometheus asks)."""
 
     @property
     def processed(self) -> dict[str, float]:
@@ -272,14 +276,26 @@ class Scrape:
 
 
 def scrape(agent: AgentProcess, timeout_s: float = SCRAPE_TIMEOUT_S) -> Scrape | None:
-    """One GET of the agent's ``/metrics``; None when it does not answer."""
+    """One GET of the agent's ``/metrics`` asking for gzip, as Prometheus does; None when
+    it does not answer, or not whole (the agent closes a connection past
+    ``metrics.request_timeout_seconds``, 10 s, as Prometheus' own ``scrape_timeout``
+    gives up; counted in :data:`FAILED_SCRAPES`)."""
     started = time.monotonic()
+    request = urllib.request.Request(f"{agent.url}/metrics",
+                                     headers={"Accept-Encoding": "gzip"})
     try:
-        with urllib.request.urlopen(f"{agent.url}/metrics", timeout=timeout_s) as response:
-            body = response.read()
-    except OSError:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            wire = response.read()
+            zipped = response.headers.get("Content-Encoding") == "gzip"
+    except (OSError, http.client.HTTPException):
+        FAILED_SCRAPES[agent.name] = FAILED_SCRAPES.get(agent.name, 0) + 1
         return None
-    return Scrape(body, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    return Scrape(gzip.decompress(wire) if zipped else wire, seconds, len(wire))
+
+
+FAILED_SCRAPES: dict[str, int] = {}
+"""Per agent, the scrapes that got no whole answer (reported with the final scrapes)."""
 
 
 def longest_pause(buckets: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
@@ -326,7 +342,8 @@ class Result:
     long_pauses: float = float("nan")
     pauses: float = float("nan")
     rss_mib: list[float] = field(default_factory=list)
-    scrapes: list[tuple[float, float]] = field(default_factory=list)
+    scrapes: list[tuple[float, float, float]] = field(default_factory=list)
+    """Per agent, its final scrape: MB, MB gzip'd, seconds."""
     assignments: int = 0
     lost: int = 0
     equal: str = "not compared"
@@ -439,6 +456,7 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
     configuration not done within ``timeout_s`` (a group that churns for ever) is reported
     as not finished, with what was measured until then."""
     started = time.monotonic()
+    FAILED_SCRAPES.clear()
     rng = random.Random(seed * 100 + count)
     result = Result(count)
     group = topic = f"fleet-{count}-{seed}"
@@ -512,7 +530,7 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
             for each in final:
                 pauses.append(each.pauses)
                 result.rss_mib.append((each.gauge("process_resident_memory_bytes") or 0) / 2**20)
-                result.scrapes.append((len(each.body) / 1e6, each.seconds))
+                result.scrapes.append((len(each.body) / 1e6, each.wire / 1e6, each.seconds))
             try:
                 result.equal = compare(union([Metrics.parse(s.body.decode()) for s in final]),
                                        expected)
@@ -558,13 +576,16 @@ def row(kind: str, fleet: Fleet, result: Result) -> str:
     per_partition = "–" if slowest is None or not slowest[1] else f"{slowest[2] / slowest[1]:.2f}"
     kill = "no kill" if math.isnan(result.read_at_kill) else (
         f"{result.read_at_kill:.0%}" + ("" if result.killed_mid_stream else " (the end)"))
+    scrapes = " / ".join(f"{mb:.1f} MB ({z:.1f} gzip), {s:.2f} s"
+                         for mb, z, s in result.scrapes)
+    cut_off = f" ({sum(FAILED_SCRAPES.values())} cut off)" if FAILED_SCRAPES else ""
     return (f"| {broker_label(kind)} | {result.agents} | {fleet.models} / {fleet.partitions} "
             f"| {_rate(*result.before)} | {_rate(*result.during)} "
             f"| {kill} | {restore} | {per_partition} | {result.slowest_restore_s:.2f} "
             f"| {result.gap_s:.1f} (± {result.gap_round_s:.1f}) "
             f"| ≤ {result.pause_s:g} | {result.long_pauses:.0f} of {result.pauses:.0f} "
             f"| {' / '.join(f'{r:.0f}' for r in result.rss_mib)} "
-            f"| {' / '.join(f'{mb:.1f} MB, {s:.2f} s' for mb, s in result.scrapes)} "
+            f"| {scrapes}{cut_off} "
             f"| {result.assignments} / {result.lost} | {result.equal} "
             f"| {result.seconds / 60:.1f} |")
 
