@@ -151,9 +151,9 @@ class AdaptiveWindow(PrequentialWindow):
         self._counts[cell] -= 1
         self._label_before = label
 
-    def export_state(self) -> dict[str, Any]:
+    def export_state(self, compact: bool = False) -> dict[str, Any]:
         """The fixed window's state plus ``adaptive_version``, ``adwin`` and ``cuts``. O(d)."""
-        state = super().export_state()
+        state = super().export_state(compact)
         state["adaptive_version"] = ADAPTIVE_STATE_VERSION
         state["adwin"] = self._adwin.export_state()
         state["cuts"] = self._cuts

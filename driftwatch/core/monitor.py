@@ -414,7 +414,7 @@ class Monitor:
             "version": STATE_VERSION,
             "model": self.model,
             "config": self.config.to_dict(),
-            "window": self._window.export_state(),
+            "window": self._window.export_state(compact=True),
             "events": self._events,
             "blocks": None if self._blocks is None else self._blocks.export_state(),
             "watches": [

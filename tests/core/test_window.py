@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import random
+import struct
 from collections import deque
 from fractions import Fraction
 from typing import Any
@@ -252,6 +254,12 @@ def test_restored_window_continues_identically(
     assert restored.export_state() == state
     assert (restored.size, restored.threshold) == (size, threshold)
     assert_same_window(restored, window)
+    # The compact form (what a monitor saves) restores the same window, every bit of every
+    # score included, and a window restored from it exports the same compact state.
+    compact = window.export_state(compact=True)
+    from_compact = PrequentialWindow.from_state(json.loads(json.dumps(compact)))
+    assert from_compact.export_state(compact=True) == compact
+    assert_same_window(from_compact, window)
     # Events as JSON gives them back take an inline check; any other sequence the named
     # validators: both rebuild the same window.
     slow = PrequentialWindow.from_state({**state, "events": [
@@ -295,7 +303,8 @@ def test_state_is_plain_data() -> None:
     [
         (lambda s: s.pop("events"), "missing"),
         (lambda s: s.update(extra=1), "unknown"),
-        (lambda s: s.update(version=2), "version"),
+        (lambda s: s.update(version=3), "version"),
+        (lambda s: s.update(version=2), "missing keys cells, scores"),
         (lambda s: s.update(size=0), "size"),
         (lambda s: s.update(size=2), "do not fit"),
         (lambda s: s.update(threshold=None), "threshold"),
@@ -310,6 +319,55 @@ def test_state_is_plain_data() -> None:
 )
 def test_bad_state_is_refused(change: Any, message: str) -> None:
     state = good_state()
+    change(state)
+    with pytest.raises(ValueError, match=message):
+        PrequentialWindow.from_state(state)
+
+
+def test_compact_state_is_plain_data() -> None:
+    window = PrequentialWindow(size=3, threshold=0.5)
+    for y, s in [(1, 0.9), (0, 0.2), (1, 0.4), (1, 0.6)]:
+        window.update(y, s)
+    state = window.export_state(compact=True)
+    assert state == {
+        "version": 2,
+        "size": 3,
+        "threshold": 0.5,
+        "scores": base64.b64encode(struct.pack("<3d", 0.2, 0.4, 0.6)).decode(),
+        "cells": "023",  # 2·y_true + y_pred: (0, 0), (1, 0), (1, 1)
+        "label_before_window": 1,
+    }
+    assert json.loads(json.dumps(state)) == state
+
+
+def _scores(*values: float) -> str:
+    return base64.b64encode(struct.pack(f"<{len(values)}d", *values)).decode()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s.pop("cells"), "missing"),
+        (lambda s: s.update(events=[]), "unknown"),
+        (lambda s: s.update(scores=3), "base64 string"),
+        (lambda s: s.update(scores="not base64!"), "not base64"),
+        (lambda s: s.update(scores=base64.b64encode(b"1234567").decode()), "whole doubles"),
+        (lambda s: s.update(scores=_scores(0.2, math.inf, 0.6)), "not finite"),
+        (lambda s: s.update(scores=_scores(0.2, math.nan, 0.6)), "not finite"),
+        (lambda s: s.update(cells="02"), "3 digits 0 to 3"),
+        (lambda s: s.update(cells="024"), "3 digits 0 to 3"),
+        (lambda s: s.update(cells="0é3"), "3 digits 0 to 3"),
+        (lambda s: s.update(cells=[0, 2, 3]), "3 digits 0 to 3"),
+        (lambda s: s.update(size=2), "do not fit"),
+        (lambda s: s.update(label_before_window=3), "label_before_window"),
+        (lambda s: s.update(scores="", cells=""), "label_before_window"),
+    ],
+)
+def test_bad_compact_state_is_refused(change: Any, message: str) -> None:
+    window = PrequentialWindow(size=3, threshold=0.5)
+    for y, s in [(1, 0.9), (0, 0.2), (1, 0.4), (1, 0.6)]:
+        window.update(y, s)
+    state = window.export_state(compact=True)
     change(state)
     with pytest.raises(ValueError, match=message):
         PrequentialWindow.from_state(state)
