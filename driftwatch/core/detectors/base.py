@@ -32,12 +32,13 @@ Conventions every detector follows:
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import math
 import numbers
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from driftwatch.core.config_error import ConfigError
@@ -161,9 +162,9 @@ class Detector(ABC):
 
     @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
-        """Names of the constructor parameters, in signature order."""
-        signature = inspect.signature(cls.__init__)
-        return tuple(p for p in signature.parameters if p != "self")
+        """Names of the constructor parameters, in signature order (read once per
+        constructor: ``inspect.signature`` was a quarter of a monitor's restore)."""
+        return _parameter_names(cls.__init__)
 
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters and their values (``type(self)(**get_params())``
@@ -300,3 +301,8 @@ def check_choice(name: str, value: object, choices: Iterable[_T]) -> _T:
         if type(value) is type(option) and value == option:
             return option
     raise ConfigError((name,), f"must be one of {', '.join(map(repr, options))}, got {value!r}")
+
+
+@functools.cache
+def _parameter_names(init: Callable[..., None]) -> tuple[str, ...]:
+    return tuple(p for p in inspect.signature(init).parameters if p != "self")
