@@ -117,8 +117,8 @@ class KafkaSettings(_Section):
             "keeps. auto: cooperative-sticky, except range when join reads predictions and "
             "labels from two topics (range gives their partitions of the same number to the "
             "same replica, which the join needs). Every replica of a group must use the same "
-            "kind: a member using the other is refused by the group until the last one has "
-            "left (docs/running.md, changing the assignment strategy)."
+            "kind: the group refuses a replica of the other kind, which then stops with exit "
+            "2 (docs/running.md, changing the assignment strategy)."
         ),
     )
     client_id: Name = Field(
