@@ -44,6 +44,30 @@ def test_join_topics_must_be_consumed() -> None:
                                            "read")]
 
 
+@pytest.mark.parametrize("strategy", ["cooperative-sticky", "roundrobin"])
+def test_a_two_topic_join_refuses_assignors_that_split_its_shards(strategy: str) -> None:
+    # The join's shard is predictions[p] with labels[p]: only range keeps them together.
+    found = problems({**TWO_TOPICS, "kafka": {"topics": ["p", "l"],
+                                              "assignment_strategy": strategy}})
+    assert found == [("kafka.assignment_strategy",
+                      f"{strategy} may give predictions[p] and labels[p] to different "
+                      "replicas, which then never join them: with join.predictions_topic and "
+                      "join.labels_topic use range (or auto, which picks it)")]
+
+
+@pytest.mark.parametrize(("values", "strategy"), [
+    ({}, "cooperative-sticky"),
+    ({"kafka": {"assignment_strategy": "roundrobin"}}, "roundrobin"),
+    (TWO_TOPICS, "range"),
+    ({"kafka": {"topics": ["t"]}, "join": {"enabled": True, "kind_field": "kind"}},
+     "cooperative-sticky"),  # one topic: every partition is its own shard
+    ({**TWO_TOPICS, "kafka": {"topics": ["p", "l"], "assignment_strategy": "range"}}, "range"),
+])
+def test_auto_assigns_cooperatively_unless_a_join_reads_two_topics(
+        values: dict[str, Any], strategy: str) -> None:
+    assert Settings.model_validate(values).assignment_strategy() == strategy
+
+
 def test_a_disabled_join_checks_nothing_and_the_environment_enables_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert not Settings.model_validate({"join": {"predictions_topic": "p"}}).join.enabled
