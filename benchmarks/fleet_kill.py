@@ -602,7 +602,7 @@ HEADER = ("| broker | agents | models / partitions | produced before the agents 
 
 def table(models: int, agent_counts: Sequence[int], broker: str, events: int = EVENTS_PER_MODEL,
           producers: int = PRODUCERS, timeout_s: float = 1800.0,
-          assignment_strategy: str = "auto") -> None:
+          assignment_strategy: str = "range") -> None:
     fleet = Fleet(models, events)
     settings = Settings.model_validate({"limits": {"max_models": models}})
     started = time.monotonic()
@@ -642,9 +642,9 @@ if __name__ == "__main__":
     parser.add_argument("--broker", choices=("tansu", "apache", "both"), default="apache")
     parser.add_argument("--minutes", type=float, help="bound on one configuration "
                         f"(default {TIMEOUT_S / 60:.0f}, --quick {QUICK_TIMEOUT_S / 60:.0f})")
-    parser.add_argument("--assignment-strategy", default="auto",
-                        choices=("auto", "cooperative-sticky", "range", "roundrobin"),
-                        help="the agents' kafka.assignment_strategy (range: eager)")
+    parser.add_argument("--assignment-strategy", default="range",
+                        choices=("cooperative-sticky", "range", "roundrobin"),
+                        help="the agents' kafka.assignment_strategy (range, the default: eager)")
     args = parser.parse_args()
     table(args.models or (QUICK_MODELS if args.quick else MODELS),
           args.agents or (QUICK_AGENTS if args.quick else AGENTS), args.broker, args.events,

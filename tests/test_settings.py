@@ -439,7 +439,7 @@ BAD_VALUES = [
     pytest.param(
         "kafka: {assignment_strategy: sticky}",
         "kafka.assignment_strategy (DRIFTWATCH_KAFKA__ASSIGNMENT_STRATEGY): ",
-        "'auto', 'cooperative-sticky', 'range' or 'roundrobin', got 'sticky'",
+        "'cooperative-sticky', 'range' or 'roundrobin', got 'sticky'",
         id="unknown-assignor",
     ),
     pytest.param(

@@ -52,20 +52,15 @@ def test_a_two_topic_join_refuses_assignors_that_split_its_shards(strategy: str)
     assert found == [("kafka.assignment_strategy",
                       f"{strategy} may give predictions[p] and labels[p] to different "
                       "replicas, which then never join them: with join.predictions_topic and "
-                      "join.labels_topic use range (or auto, which picks it)")]
+                      "join.labels_topic use range")]
 
 
-@pytest.mark.parametrize(("values", "strategy"), [
-    ({}, "cooperative-sticky"),
-    ({"kafka": {"assignment_strategy": "roundrobin"}}, "roundrobin"),
-    (TWO_TOPICS, "range"),
-    ({"kafka": {"topics": ["t"]}, "join": {"enabled": True, "kind_field": "kind"}},
-     "cooperative-sticky"),  # one topic: every partition is its own shard
-    ({**TWO_TOPICS, "kafka": {"topics": ["p", "l"], "assignment_strategy": "range"}}, "range"),
-])
-def test_auto_assigns_cooperatively_unless_a_join_reads_two_topics(
-        values: dict[str, Any], strategy: str) -> None:
-    assert Settings.model_validate(values).assignment_strategy() == strategy
+def test_range_is_the_default_and_a_one_topic_join_may_assign_cooperatively() -> None:
+    assert Settings().kafka.assignment_strategy == "range"  # a rolling upgrade from 0.2
+    one_topic = Settings.model_validate({
+        "kafka": {"topics": ["t"], "assignment_strategy": "cooperative-sticky"},
+        "join": {"enabled": True, "kind_field": "kind"}})  # every partition its own shard
+    assert one_topic.kafka.assignment_strategy == "cooperative-sticky"
 
 
 def test_a_disabled_join_checks_nothing_and_the_environment_enables_it(

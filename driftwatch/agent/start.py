@@ -110,11 +110,10 @@ def kafka_source(settings: Settings, store: CheckpointStore | StateTopicStore | 
     contact that checks every topic the agent uses and creates the state topic (when
     ``store`` is one). With the state topic, new partitions are held (``hold_assigned``)
     while the agent restores them between polls (:mod:`driftwatch.agent.handover`). The
-    group's assignor is :meth:`~driftwatch.settings.Settings.assignment_strategy`'s
-    (:mod:`driftwatch.kafka.assignors`)."""
+    group's assignor is ``kafka.assignment_strategy``'s (:mod:`driftwatch.kafka.assignors`)."""
     kafka = settings.kafka
     config = kafka.consumer_config()
-    config["partition_assignment_strategy"] = assignors(settings.assignment_strategy())
+    config["partition_assignment_strategy"] = assignors(kafka.assignment_strategy)
     whole_stream = kafka.assignment == "all_partitions"
     then = None
     if isinstance(store, StateTopicStore):

@@ -124,17 +124,6 @@ class Settings(BaseSettings):
             return "file" if whole_stream and self.join.enabled else "kafka"
         return backend
 
-    def assignment_strategy(self) -> Literal["cooperative-sticky", "range", "roundrobin"]:
-        """``kafka.assignment_strategy`` with ``auto`` resolved: cooperative-sticky, except
-        range when the join reads predictions and labels from two topics: the join's shard
-        is the pair of partitions of the same number (:mod:`driftwatch.agent.join_shards`),
-        and only range gives both to the same member (the sticky assignors balance
-        partitions regardless of their topic)."""
-        strategy = self.kafka.assignment_strategy
-        if strategy != "auto":
-            return strategy
-        return "range" if self._join_reads_two_topics() else "cooperative-sticky"
-
     def _join_reads_two_topics(self) -> bool:
         join = self.join
         return join.enabled and join.predictions_topic is not None and \
@@ -292,12 +281,12 @@ class Settings(BaseSettings):
                 "its own topics instead",
             ))
         strategy = self.kafka.assignment_strategy
-        if strategy not in ("auto", "range") and self._join_reads_two_topics():
+        if strategy != "range" and self._join_reads_two_topics():
             problems.append(_problem(
                 ("kafka", "assignment_strategy"),
                 f"{strategy} may give predictions[p] and labels[p] to different replicas, "
                 "which then never join them: with join.predictions_topic and "
-                "join.labels_topic use range (or auto, which picks it)", strategy))
+                "join.labels_topic use range", strategy))
         if self.join.enabled and topics is not None:
             for key in ("predictions_topic", "labels_topic"):
                 topic = getattr(self.join, key)

@@ -46,6 +46,7 @@ MODELS = [f"model-{i}" for i in range(8)]
 MONITORING = {"defaults": {"window_size": 300, "sample_every": 10}}
 KAFKA = {"kafka": {"topics": [TOPIC]}, "monitoring": MONITORING,
          "checkpoint": {"backend": "kafka", "interval_seconds": 1}}
+COOPERATIVE = {**KAFKA, "kafka": {**KAFKA["kafka"], "assignment_strategy": "cooperative-sticky"}}
 BAD = b'{"model": "model-0", "label": 1, "score": "high"}'
 
 Keyed = list[tuple[int, bytes]]
@@ -215,7 +216,7 @@ def restores(agent: AgentProcess) -> list[int]:
 def test_cooperative_rebalances_move_only_the_partitions_that_change_owner(
     broker: Broker, start_agent: StartAgent
 ) -> None:
-    """kafka.assignment_strategy auto (cooperative-sticky): a second agent joins and leaves
+    """kafka.assignment_strategy cooperative-sticky: a second agent joins and leaves
     (SIGTERM), a third joins and is SIGKILLed mid-stream. The first agent's partitions that
     no other agent took are assigned to it once, never revoked and restored once, while
     every partition that moves is revoked and restored once per move; the union of the
@@ -223,12 +224,12 @@ def test_cooperative_rebalances_move_only_the_partitions_that_change_owner(
     create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
     records = keyed_stream(45, 400)
     parts = [records[i * len(records) // 4: (i + 1) * len(records) // 4] for i in range(4)]
-    first = start_agent("first", KAFKA, group="coop")
+    first = start_agent("first", COOPERATIVE, group="coop")
     first.wait_ready()
     produce(broker.bootstrap, parts[0])
     assert_union_is_reference([first], parts[0])
 
-    second = start_agent("second", KAFKA, group="coop")
+    second = start_agent("second", COOPERATIVE, group="coop")
     second.wait_ready()  # partitions assigned: the first agent has given them up
     produce(broker.bootstrap, parts[1])
     assert_union_is_reference([first, second], parts[0] + parts[1])
@@ -236,7 +237,7 @@ def test_cooperative_rebalances_move_only_the_partitions_that_change_owner(
     produce(broker.bootstrap, parts[2])
     assert_union_is_reference([first], parts[0] + parts[1] + parts[2])
 
-    third = start_agent("third", KAFKA, group="coop")
+    third = start_agent("third", COOPERATIVE, group="coop")
     third.wait_ready()
     producing = threading.Thread(target=produce, args=(broker.bootstrap, parts[3], 8.0))
     producing.start()
