@@ -601,7 +601,8 @@ HEADER = ("| broker | agents | models / partitions | produced before the agents 
 
 
 def table(models: int, agent_counts: Sequence[int], broker: str, events: int = EVENTS_PER_MODEL,
-          producers: int = PRODUCERS, timeout_s: float = 1800.0) -> None:
+          producers: int = PRODUCERS, timeout_s: float = 1800.0,
+          assignment_strategy: str = "range") -> None:
     fleet = Fleet(models, events)
     settings = Settings.model_validate({"limits": {"max_models": models}})
     started = time.monotonic()
@@ -610,14 +611,17 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
           f"each ({fleet.total} records) over {fleet.partitions} partitions keyed by model, "
           f"{producers} producer processes; reference (pure monitors) built in "
           f"{time.monotonic() - started:.0f} s; the agents with the default group timeouts "
-          "and checkpoint interval, state topic backend\n", flush=True)
+          f"and checkpoint interval, state topic backend, kafka.assignment_strategy "
+          f"{assignment_strategy}\n", flush=True)
     print(HEADER)
     print("|---" * (HEADER.count("|") - 1) + "|")
     for kind in broker_kinds(broker):
         with tempfile.TemporaryDirectory() as directory, open_broker(kind) as opened:
             for count in agent_counts:
-                result = run_configuration(opened.bootstrap, fleet, count, Path(directory),
-                                           expected, producers=producers, timeout_s=timeout_s)
+                result = run_configuration(
+                    opened.bootstrap, fleet, count, Path(directory), expected,
+                    producers=producers, timeout_s=timeout_s,
+                    overrides={"kafka": {"assignment_strategy": assignment_strategy}})
                 print(row(kind, fleet, result), flush=True)
 
 
@@ -638,8 +642,11 @@ if __name__ == "__main__":
     parser.add_argument("--broker", choices=("tansu", "apache", "both"), default="apache")
     parser.add_argument("--minutes", type=float, help="bound on one configuration "
                         f"(default {TIMEOUT_S / 60:.0f}, --quick {QUICK_TIMEOUT_S / 60:.0f})")
+    parser.add_argument("--assignment-strategy", default="range",
+                        choices=("cooperative-sticky", "range", "roundrobin"),
+                        help="the agents' kafka.assignment_strategy (range, the default: eager)")
     args = parser.parse_args()
     table(args.models or (QUICK_MODELS if args.quick else MODELS),
           args.agents or (QUICK_AGENTS if args.quick else AGENTS), args.broker, args.events,
           args.producers, 60 * args.minutes if args.minutes else
-          QUICK_TIMEOUT_S if args.quick else TIMEOUT_S)
+          QUICK_TIMEOUT_S if args.quick else TIMEOUT_S, args.assignment_strategy)

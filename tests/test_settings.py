@@ -431,6 +431,18 @@ BAD_VALUES = [
         id="client-option-owned-by-a-setting",
     ),
     pytest.param(
+        "kafka: {client_options: {partition_assignment_strategy: [range]}}",
+        "kafka.client_options.partition_assignment_strategy ",
+        "set by kafka.assignment_strategy, not here",
+        id="assignors-owned-by-a-setting",
+    ),
+    pytest.param(
+        "kafka: {assignment_strategy: sticky}",
+        "kafka.assignment_strategy (DRIFTWATCH_KAFKA__ASSIGNMENT_STRATEGY): ",
+        "'cooperative-sticky', 'range' or 'roundrobin', got 'sticky'",
+        id="unknown-assignor",
+    ),
+    pytest.param(
         "kafka: {client_options: {enable_auto_commit: true}}",
         "kafka.client_options.enable_auto_commit ",
         "at-least-once",

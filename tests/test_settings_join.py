@@ -44,6 +44,25 @@ def test_join_topics_must_be_consumed() -> None:
                                            "read")]
 
 
+@pytest.mark.parametrize("strategy", ["cooperative-sticky", "roundrobin"])
+def test_a_two_topic_join_refuses_assignors_that_split_its_shards(strategy: str) -> None:
+    # The join's shard is predictions[p] with labels[p]: only range keeps them together.
+    found = problems({**TWO_TOPICS, "kafka": {"topics": ["p", "l"],
+                                              "assignment_strategy": strategy}})
+    assert found == [("kafka.assignment_strategy",
+                      f"{strategy} may give predictions[p] and labels[p] to different "
+                      "replicas, which then never join them: with join.predictions_topic and "
+                      "join.labels_topic use range")]
+
+
+def test_range_is_the_default_and_a_one_topic_join_may_assign_cooperatively() -> None:
+    assert Settings().kafka.assignment_strategy == "range"  # a rolling upgrade from 0.2
+    one_topic = Settings.model_validate({
+        "kafka": {"topics": ["t"], "assignment_strategy": "cooperative-sticky"},
+        "join": {"enabled": True, "kind_field": "kind"}})  # every partition its own shard
+    assert one_topic.kafka.assignment_strategy == "cooperative-sticky"
+
+
 def test_a_disabled_join_checks_nothing_and_the_environment_enables_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert not Settings.model_validate({"join": {"predictions_topic": "p"}}).join.enabled

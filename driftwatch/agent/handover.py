@@ -23,7 +23,6 @@ restore finished leaves nothing behind: no model on ``/metrics``, no position, n
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import time
@@ -31,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from driftwatch.agent.heap import settle
 from driftwatch.agent.saved_state import SavedState, restoring
 from driftwatch.core.monitor import Monitor, Snapshot
 from driftwatch.kafka.offsets import TopicPartition
@@ -45,10 +45,10 @@ RESTORE_SLICE_S = 0.1
 """Work per restore slice between two polls. A slice overruns it by at most one unit of work
 (a poll of the state partitions of at most 50 ms, one record's parse or one monitor's
 rebuild: about 1–3 ms at d = 1 000), so the loop pauses for well under the 0.5 s target,
-while restoring 1 250 models at d = 1 000 takes a few dozen slices. While a restore is
-under way the objects that exist after each slice are frozen (``gc.freeze``; unfrozen when
-no restore is left): otherwise the cyclic collector's full passes over the growing parsed
-states, each longer than a slice, would be the loop's longest pauses."""
+while restoring 1 250 models at d = 1 000 takes a few dozen slices. After each slice the
+heap is settled (:func:`~driftwatch.agent.heap.settle`): otherwise the cyclic collector's
+full passes over the growing parsed states, each longer than a slice, would be the loop's
+longest pauses."""
 
 
 @dataclass(slots=True)
@@ -121,12 +121,10 @@ class Handover:
         try:
             return self._step(budget_s)
         finally:
-            # The parsed states are long-lived until taken over: frozen, the collector's
-            # full passes (0.1-0.5 s each over 1 250 models' windows) skip them.
-            if self._queue:
-                gc.freeze()
-            else:
-                gc.unfreeze()
+            # The parsed states and the monitors built from them are long-lived: frozen,
+            # the collector's full passes (0.1-0.5 s each over 1 250 models' windows) skip
+            # them.
+            settle()
 
     def _step(self, budget_s: float) -> frozenset[TopicPartition] | None:
         job = self._queue[0]
@@ -166,7 +164,6 @@ class Handover:
         for job in self._queue:
             job.reading.close()
         self._queue.clear()
-        gc.unfreeze()
 
     def _take_over(self, partitions: frozenset[TopicPartition], restored: Restored,
                    built: dict[str, Monitor], snapshots: dict[str, Snapshot]) -> None:
@@ -216,8 +213,6 @@ class Handover:
                      sorted(job.partitions), sorted(job.partitions & partitions),
                      "lost" if lost else "revoked")
             self.queue(set(job.partitions - partitions))
-        if not self._queue:
-            gc.unfreeze()
         state = self.state
         checkpointer, positions = state.checkpointer, state.positions
         if not lost and positions.offsets != checkpointer.durable:  # else saved already

@@ -42,6 +42,7 @@ from typing import Any
 from driftwatch.agent.checkpointer import Checkpointer, checkpoint_store
 from driftwatch.agent.comparisons import Comparisons
 from driftwatch.agent.handover import RESTORE_SLICE_S, Handover
+from driftwatch.agent.heap import settle
 from driftwatch.agent.join_shards import record_joins
 from driftwatch.agent.positions import BEYOND_LOG_END, Positions
 from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
@@ -514,6 +515,7 @@ class Agent:
         if publisher.round.step(self.monitors.refresh):
             publisher.finish()
             self._publish_latest(probe=True)
+            settle()  # the monitors and their snapshots are long-lived: see agent/heap.py
 
     def _publish_latest(self, *, probe: bool = False) -> None:
         """Publish at once the latest snapshot of each model, fresh or not (readiness

@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 
 from driftwatch.agent.publish import SnapshotPublisher
+from driftwatch.kafka.assignors import assignors
 from driftwatch.kafka.first_contact import FirstContact, TopicUse
 from driftwatch.kafka.handshake import Handshake
 from driftwatch.kafka.offsets import OnAssigned, OnRevoked
@@ -108,9 +109,11 @@ def kafka_source(settings: Settings, store: CheckpointStore | StateTopicStore | 
     ``on_assigned`` says (the agent's checkpoint, never the group's commit), after a first
     contact that checks every topic the agent uses and creates the state topic (when
     ``store`` is one). With the state topic, new partitions are held (``hold_assigned``)
-    while the agent restores them between polls (:mod:`driftwatch.agent.handover`)."""
+    while the agent restores them between polls (:mod:`driftwatch.agent.handover`). The
+    group's assignor is ``kafka.assignment_strategy``'s (:mod:`driftwatch.kafka.assignors`)."""
     kafka = settings.kafka
     config = kafka.consumer_config()
+    config["partition_assignment_strategy"] = assignors(kafka.assignment_strategy)
     whole_stream = kafka.assignment == "all_partitions"
     then = None
     if isinstance(store, StateTopicStore):

@@ -259,8 +259,11 @@ _GROUP_REFUSALS: dict[type[BaseException], str] = {
         "group.min.session.timeout.ms and group.max.session.timeout.ms: 6000 and 1800000 by "
         "default)"),
     kafka_errors.InconsistentGroupProtocolError: (
-        "its members use another protocol (another application with this group id?): give "
-        "the agent a kafka.group_id of its own"),
+        "its members use another protocol: agents whose kafka.assignment_strategy is of "
+        "the other kind (eager range or roundrobin, or cooperative-sticky; agents of 0.2 "
+        "and earlier use range), which must all have left before this one can join "
+        "(docs/running.md, changing the assignment strategy), or another application "
+        "with this group id, and then give the agent a kafka.group_id of its own"),
     kafka_errors.InvalidGroupIdError: "the brokers refuse kafka.group_id",
     kafka_errors.GroupMaxSizeReachedError: (
         "the group has as many members as the brokers' group.max.size allows: fewer "

@@ -93,8 +93,8 @@ class Offsets:
         self.missing_topics: tuple[str, ...] = ()
         """Topics of the subscription the brokers do not have (see :meth:`check_topics`)."""
         self.lag: dict[tuple[str, int], int] = {}
-        """The last lag the source measured (:meth:`measure_lag`); emptied when no partition
-        is left."""
+        """The last lag the source measured (:meth:`measure_lag`), of the partitions still
+        assigned."""
 
     @property
     def assigned(self) -> frozenset[TopicPartition]:
@@ -257,8 +257,10 @@ class Offsets:
             self.held -= partitions
             for tp in partitions:
                 self._committed.pop(tp, None)
-            if not self._assigned:
-                self.lag = {}
+            # Kept partitions keep their lag (a cooperative revoke names only the leaving
+            # ones); a partition gone is the new owner's to report.
+            self.lag = {key: lag for key, lag in self.lag.items()
+                        if TopicPartition(*key) not in partitions}
 
     # Lag, on the loop's thread.
 

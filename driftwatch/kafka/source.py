@@ -41,7 +41,7 @@ from types import TracebackType
 from typing import Any
 
 from kafka import KafkaConsumer  # type: ignore[import-untyped]
-from kafka.errors import KafkaError  # type: ignore[import-untyped]
+from kafka.errors import KafkaError, RebalanceInProgressError  # type: ignore[import-untyped]
 
 from driftwatch.kafka.broker_health import BrokerHealth
 from driftwatch.kafka.client_quirks import finish_interrupted_joins, never_create_topics
@@ -374,6 +374,14 @@ class KafkaSource:
             consumer.commit(
                 to_kafka_offsets(changed), timeout_ms=int(self.request_timeout_s * 1000)
             )
+        except RebalanceInProgressError:
+            # The coordinator answered: the group is rebalancing. With cooperative rebalancing
+            # the loop goes on reading its kept partitions meanwhile, so this is no outage
+            # (it would make /readyz 503 for the whole second round); the next commit
+            # carries these offsets or newer ones.
+            self.commit_failures += 1
+            log.info("commit postponed: the group is rebalancing")
+            return False
         except KafkaError as exc:
             self.commit_failures += 1
             self._health.failed("commit", exc, retry=False)

@@ -106,6 +106,23 @@ class KafkaSettings(_Section):
             "topics, not topic_pattern."
         ),
     )
+    assignment_strategy: Literal["cooperative-sticky", "range", "roundrobin"] = Field(
+        default="range",
+        description=(
+            "How the group spreads the partitions over the replicas (with assignment group). "
+            "range (the default), roundrobin: every rebalance takes all partitions from every "
+            "replica and hands them out again (eager), so each replica saves and restores "
+            "even the ones it keeps. cooperative-sticky: a rebalance moves only the "
+            "partitions that change owner; the others are never paused, saved or restored "
+            "(incremental, KIP-429): the better choice for many models, but not with join "
+            "reading predictions and labels from two topics (only range gives their "
+            "partitions of the same number to the same replica, which the join needs). "
+            "Every replica of a group must use the same kind: the group refuses a replica "
+            "of the other kind, which then stops with exit 2, so switching kinds needs every "
+            "replica stopped first (docs/running.md, changing the assignment strategy); "
+            "range stays the default so that a rolling upgrade from 0.2 is never refused."
+        ),
+    )
     client_id: Name = Field(
         default="driftwatch",
         description="Client id reported to the brokers (their logs and quotas).",

@@ -21,6 +21,7 @@ _OWNED_CLIENT_OPTIONS: Mapping[str, str] = {
     "max_poll_interval_ms": "kafka.max_poll_interval_ms",
     "session_timeout_ms": "kafka.session_timeout_ms",
     "heartbeat_interval_ms": "kafka.heartbeat_interval_ms",
+    "partition_assignment_strategy": "kafka.assignment_strategy",
     "reconnect_backoff_ms": "kafka.reconnect_backoff_initial_seconds",
     "reconnect_backoff_max_ms": "kafka.reconnect_backoff_max_seconds",
     "security_protocol": "kafka.security_protocol",
@@ -54,7 +55,7 @@ def _kafka_consumer_options() -> Mapping[str, Any] | None:
 
 _OBJECT_CLIENT_OPTIONS = frozenset({
     "key_deserializer", "value_deserializer", "default_offset_commit_callback",
-    "partition_assignment_strategy", "ssl_context", "selector", "kafka_client",
+    "ssl_context", "selector", "kafka_client",
     "sasl_oauth_token_provider", "metric_reporters",
 })
 """kafka-python options whose values are Python objects (callables, classes, an SSLContext):

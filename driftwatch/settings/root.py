@@ -124,6 +124,11 @@ class Settings(BaseSettings):
             return "file" if whole_stream and self.join.enabled else "kafka"
         return backend
 
+    def _join_reads_two_topics(self) -> bool:
+        join = self.join
+        return join.enabled and join.predictions_topic is not None and \
+            join.labels_topic is not None and join.predictions_topic != join.labels_topic
+
     def state_topic(self) -> str:
         """The state topic: ``checkpoint.topic``, or ``<kafka.group_id>-state``, and with
         ``events.only_models`` ``<kafka.group_id>-state-<12 hex digits>``: the start of the
@@ -275,6 +280,13 @@ class Settings(BaseSettings):
                 "model id, so other models' labels could not be skipped; give each model "
                 "its own topics instead",
             ))
+        strategy = self.kafka.assignment_strategy
+        if strategy != "range" and self._join_reads_two_topics():
+            problems.append(_problem(
+                ("kafka", "assignment_strategy"),
+                f"{strategy} may give predictions[p] and labels[p] to different replicas, "
+                "which then never join them: with join.predictions_topic and "
+                "join.labels_topic use range", strategy))
         if self.join.enabled and topics is not None:
             for key in ("predictions_topic", "labels_topic"):
                 topic = getattr(self.join, key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import random
@@ -24,6 +25,7 @@ from driftwatch.core.monitor import (
 )
 from driftwatch.core.normalization import normalize, threshold
 from driftwatch.core.window import PrequentialWindow
+from driftwatch.settings import Settings
 from tests.core.test_blocks import brute_force as brute_force_delong
 
 
@@ -189,6 +191,34 @@ def test_a_snapshot_normalizes_only_what_it_is_asked_to_and_exactly_the_same(see
     assert repr(part.values) == repr(whole.values)
     assert part.detector_states == whole.detector_states
     assert monitor.watched_measures == {"auc", "gmean", "kappa", ERROR_STREAM}
+
+
+@pytest.mark.parametrize("defaults", [False, True])
+def test_a_monitor_s_life_makes_no_reference_cycle(defaults: bool) -> None:
+    """What lets the agent freeze its monitors out of the collector's full passes
+    (driftwatch/agent/heap.py): updates, alarms, snapshots, export and restore leave no
+    cyclic garbage, and dropped monitors are freed by reference counting alone (the
+    collector finds nothing after they are dropped). With this file's watches and with the
+    settings' defaults (blocks, the false-alarm budget)."""
+    chosen = Settings().monitoring.monitor_config("m") if defaults else config()
+    gc.collect()
+    gc.disable()
+    try:
+        monitor = Monitor("m", chosen)
+        alarms = [alarm for event in stream(3, 3000, drop_at=1500)
+                  for alarm in monitor.update(event)]
+        assert alarms or defaults  # this file's watches alarm on the drop
+        monitor.snapshot()
+        restored = Monitor.restore(json.loads(json.dumps(monitor.export_state())),
+                                   config=chosen)
+        for event in stream(4, 300):
+            restored.update(event)
+        restored.snapshot()
+        assert gc.collect() == 0, "no cyclic garbage while they live"
+        del monitor, restored, alarms
+        assert gc.collect() == 0, "none once they are dropped"
+    finally:
+        gc.enable()
 
 
 def test_undefined_values_are_not_fed_and_show_as_nan() -> None:
