@@ -493,6 +493,11 @@ class Agent:
         if ready != self._ready:
             self._ready = ready
             self._publish_latest()  # driftwatch_ready agrees with /readyz
+            if ready:
+                log.info("ready: /readyz answers 200")
+            else:
+                log.info("not ready: /readyz answers 503 (%s)",
+                         ", ".join(sorted(self.publisher.snapshot.operations.not_ready)))
 
     def _publish_snapshot(self, *, force: bool = False) -> None:
         """The loop's publish: when a round is due, refresh the models' snapshots a slice at

@@ -42,7 +42,8 @@ class Readiness:
         lasted = now - self._since
         if raw and not self.ready and (not self.ever_ready or lasted >= self.ready_after_s):
             self.ready = self.ever_ready = True
-            log.info("ready: the broker answers and partitions are assigned")
+            log.info("the broker side is ready: the broker answers and partitions are "
+                     "assigned (/readyz also waits for restores and failed saves)")
         elif not raw and self.ready and lasted >= self.not_ready_after_s:
             self.ready = False
             log.warning("not ready: the broker has not answered (or no partition was "

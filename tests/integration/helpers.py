@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -567,3 +568,19 @@ class StartAgent(Protocol):
 
 
 StartPrometheus = Callable[[Mapping[str, Any], Mapping[str, Any] | None], PrometheusProcess]
+
+
+def sigkill_mid_stream(victim: AgentProcess, produce: Callable[[], None], *, processed: int,
+                       what: str) -> None:
+    """Run ``produce`` in a thread and SIGKILL ``victim`` while it runs, once the victim has
+    processed more than ``processed`` events and saved once (``what`` names that in a
+    timeout); return when the stream is produced."""
+    producing = threading.Thread(target=produce)
+    producing.start()
+    try:
+        victim.wait_metrics(lambda m: m.total("driftwatch_events_processed_total") > processed
+                            and (m.get("driftwatch_checkpoint_saves_total") or 0) >= 1, what)
+        assert producing.is_alive(), "the kill must land mid-stream"
+        victim.stop(signal.SIGKILL)
+    finally:
+        producing.join(timeout=60)

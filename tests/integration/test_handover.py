@@ -37,6 +37,7 @@ from tests.integration.helpers import (
     StartAgent,
     create_topics,
     event_json,
+    sigkill_mid_stream,
     wait_for,
 )
 
@@ -155,17 +156,9 @@ def test_sigkill_one_of_two_agents_and_the_other_takes_over_exactly(
     first, second = start_agent("a", KAFKA, group="kill"), start_agent("b", KAFKA, group="kill")
     for agent in (first, second):
         agent.wait_ready()
-    producing = threading.Thread(target=produce, args=(broker.bootstrap, records, 12.0))
-    producing.start()
-    try:
-        # Kill mid-stream, once the victim has taken part of it (and saved some of it).
-        first.wait_metrics(lambda m: m.total("driftwatch_events_processed_total") > 600 and
-                           (m.get("driftwatch_checkpoint_saves_total") or 0) >= 1,
-                           "agent a has events and a save")
-        assert producing.is_alive(), "the kill must land mid-stream"
-        first.stop(signal.SIGKILL)
-    finally:
-        producing.join(timeout=60)
+    # Kill mid-stream, once the victim has taken part of it (and saved some of it).
+    sigkill_mid_stream(first, lambda: produce(broker.bootstrap, records, 12.0), processed=600,
+                       what="agent a has events and a save")
     assert_union_is_reference([second], records)
 
 
@@ -239,16 +232,8 @@ def test_cooperative_rebalances_move_only_the_partitions_that_change_owner(
 
     third = start_agent("third", COOPERATIVE, group="coop")
     third.wait_ready()
-    producing = threading.Thread(target=produce, args=(broker.bootstrap, parts[3], 8.0))
-    producing.start()
-    try:
-        third.wait_metrics(lambda m: m.total("driftwatch_events_processed_total") > 0 and
-                           (m.get("driftwatch_checkpoint_saves_total") or 0) >= 1,
-                           "agent third has events and a save")
-        assert producing.is_alive(), "the kill must land mid-stream"
-        third.stop(signal.SIGKILL)
-    finally:
-        producing.join(timeout=60)
+    sigkill_mid_stream(third, lambda: produce(broker.bootstrap, parts[3], 8.0), processed=0,
+                       what="agent third has events and a save")
     assert_union_is_reference([first], records)
 
     changes = holdings(first)

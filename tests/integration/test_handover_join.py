@@ -15,8 +15,6 @@ join (every labelled prediction joined once).
 from __future__ import annotations
 
 import random
-import signal
-import threading
 import time
 from typing import Any
 
@@ -37,6 +35,7 @@ from tests.integration.helpers import (
     Metrics,
     StartAgent,
     create_topics,
+    sigkill_mid_stream,
     wait_for,
 )
 
@@ -131,16 +130,8 @@ def test_sigkill_one_of_two_agents_of_a_joined_stream_and_the_other_takes_over_e
                                                                          group="kill")
     for agent in (first, second):
         agent.wait_ready()
-    producing = threading.Thread(target=produce, args=(broker.bootstrap, records, 12.0))
-    producing.start()
-    try:
-        first.wait_metrics(lambda m: m.total("driftwatch_events_processed_total") > 200 and
-                           (m.get("driftwatch_checkpoint_saves_total") or 0) >= 1,
-                           "agent a has joined pairs and a save")
-        assert producing.is_alive(), "the kill must land mid-stream"
-        first.stop(signal.SIGKILL)
-    finally:
-        producing.join(timeout=60)
+    sigkill_mid_stream(first, lambda: produce(broker.bootstrap, records, 12.0), processed=200,
+                       what="agent a has joined pairs and a save")
 
     def settled() -> Metrics | None:
         metrics = second.scrape()
