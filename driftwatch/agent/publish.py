@@ -73,7 +73,6 @@ class SnapshotRound:
         return done
 
 
-
 class SnapshotPublisher:
     """The latest published snapshot (:attr:`snapshot`, any thread may read it; the
     champion/challenger comparisons' beside it, :attr:`comparisons`) and when the next one is
