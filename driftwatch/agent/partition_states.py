@@ -228,11 +228,17 @@ class PartitionStates:
         would keep a record covering an old offset above the new ones, which no meta lifts
         or lowers, and a restore would skip its new events below that offset."""
         self._new_epoch()
-        for key in [key for key in self._skip_below if key[1] == tp]:
+        self._forget_restored_marks({tp})
+
+    def _forget_restored_marks(self, partitions: Collection[TopicPartition]) -> None:
+        """Drop what a restore said to skip on ``partitions`` (models' records, the join's,
+        rejections) and the pending halves no partition replays any more."""
+        for key in [key for key in self._skip_below if key[1] in partitions]:
             del self._skip_below[key]
-        self._join_below.pop(tp, None)
-        self._rejected_below.pop(tp, None)
-        self._replaying.pop(tp, None)
+        for tp in partitions:
+            self._join_below.pop(tp, None)
+            self._rejected_below.pop(tp, None)
+            self._replaying.pop(tp, None)
         if not self._replaying:
             self._halves.clear()
 
@@ -246,17 +252,10 @@ class PartitionStates:
             del self.homes[model]
             self.seen.pop(model, None)
             self.split.discard(model)
-        for key in [key for key in self._skip_below if key[1] in partitions]:
-            del self._skip_below[key]
-        for tp in partitions:
-            self._join_below.pop(tp, None)
-            self._replaying.pop(tp, None)
-        if not self._replaying:
-            self._halves.clear()
+        self._forget_restored_marks(partitions)
         removed: dict[str, int] = {}
         skipped = 0
         for tp in partitions:
-            self._rejected_below.pop(tp, None)
             for reason, count in self.rejected.pop(tp, {}).items():
                 removed[reason] = removed.get(reason, 0) + count
             skipped += self.skipped.pop(tp, 0)
