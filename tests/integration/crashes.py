@@ -68,8 +68,9 @@ KINDS = ("early", "save", "random")
 
 MONITORING = {
     "defaults": {
-        # A larger window than the default makes each save take long enough (tens of ms) for
-        # a kill to land inside it; AUC, error-stream and normalized G-mean detectors as usual.
+        # A larger window than the default makes each save last long enough (milliseconds:
+        # about 1 MB written and fsynced) for a kill to land inside it; AUC, error-stream and
+        # normalized G-mean detectors as usual.
         "window_size": 20_000,
         "sample_every": 25,
     }
@@ -258,6 +259,27 @@ class KillRun:
                  f"mid-save {kill.mid_save}")
         return kill
 
+    def kill_mid_save(self, attempts: int = 4) -> Kill:
+        """Kill during saves until one kill is confirmed inside a save, at most ``attempts``
+        times while the stream still flows; return the last kill.
+
+        One attempt does not always land inside: the temporary file lives only for the write
+        and fsync of the checkpoint (about 1 MB: milliseconds), and this process's poll
+        competes for the GIL with its producer thread, whose switch interval is 5 ms. Every
+        attempt is a real kill, checked and reported like the others.
+        """
+        kill = self.kill_once("save")
+        for _ in range(attempts - 1):
+            if kill.mid_save or not self.producing:
+                break
+            kill = self.kill_once("save")
+        return kill
+
+    @property
+    def producing(self) -> bool:
+        """The stream is still being produced."""
+        return self._producing is not None and self._producing.is_alive()
+
     def _saves(self) -> float:
         return self.agent.scrape().total("driftwatch_checkpoint_saves_total")
 
@@ -268,8 +290,9 @@ class KillRun:
         self.agent.proc.wait(timeout=10)
 
     def _kill_during_save(self, kill: Kill, ready_at: float) -> None:
-        # Poll the directory for the save's temporary file and kill at first sight. A save
-        # of this state takes tens of ms; the poll reacts within about a millisecond. Only
+        # Poll the directory for the save's temporary file and kill at first sight. The file
+        # lives for milliseconds; the poll reacts within about a millisecond unless another
+        # thread holds the GIL (kill_mid_save retries). Only
         # a save that replaces a checkpoint counts, one that covers records this run
         # processed when the stream allows it: that checkpoint must survive the kill.
         restored = self.saved_offset()
@@ -286,7 +309,7 @@ class KillRun:
                 self._kill(kill, ready_at)
                 kill.mid_save = any(n.endswith(".tmp") for n in os.listdir(self.state_dir))
                 return
-            if self._producing is not None and not self._producing.is_alive():
+            if self._producing is not None and not self.producing:
                 # The stream ended: once three save intervals pass with no save, everything
                 # read is saved and nothing is left to save, so this is a plain kill.
                 quiet_since = quiet_since or time.monotonic()

@@ -39,9 +39,11 @@ def test_sigkill_at_random_moments_with_default_settings_loses_nothing(
     run = KillRun(broker.bootstrap, tmp_path, free_port(), seed=31, per_model=5000,
                   produce_seconds=35.0, log=print)
     run.start_producing()
-    # The first save kill comes while the stream still flows (a later one may find the
-    # stream ended and everything saved: then it is a plain kill).
-    for kind in ("save", "early", "random", "early", "save"):
+    # The first save kill comes while the stream still flows, and is retried until one lands
+    # inside a save (a later one may find the stream ended and everything saved: then it is
+    # a plain kill).
+    run.kill_mid_save()
+    for kind in ("early", "random", "early", "save"):
         run.kill_once(kind)
     metrics, payload = run.finish()
 
