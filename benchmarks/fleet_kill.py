@@ -236,7 +236,7 @@ def reference_state(fleet: Fleet, settings: Settings) -> dict[tuple[str, Labels]
     snapshot = AgentSnapshot(monitors=tuple(snapshots), rejected=rejected, consumer_lag={},
                              ready=True, started_time=0.0)
     registry = CollectorRegistry()
-    registry.register(SnapshotCollector(lambda: snapshot))
+    registry.register(SnapshotCollector(lambda: snapshot, per_model=settings.metrics.per_model))
     return Metrics.parse(generate_latest(registry).decode()).state()
 
 
@@ -493,6 +493,8 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
             assert before is not None, victim.log()
             victim.stop(signal.SIGKILL)
             killed_at = time.monotonic()
+            with (directory / "kills.log").open("a") as kills:  # for reading the agents' logs
+                kills.write(f"{time.time():.3f} SIGKILL {victim.name}\n")
             result.read_at_kill = agents.read(at_kill) / fleet.total
             logged.update({agent.name: len(agent.output()) for agent in agents.processes})
             victim.launch()  # the replacement, as Kubernetes restarts a killed container
@@ -602,9 +604,11 @@ HEADER = ("| broker | agents | models / partitions | produced before the agents 
 
 def table(models: int, agent_counts: Sequence[int], broker: str, events: int = EVENTS_PER_MODEL,
           producers: int = PRODUCERS, timeout_s: float = 1800.0,
-          assignment_strategy: str = "range") -> None:
+          assignment_strategy: str = "range", per_model: str = "all",
+          logs: Path | None = None) -> None:
     fleet = Fleet(models, events)
-    settings = Settings.model_validate({"limits": {"max_models": models}})
+    settings = Settings.model_validate({"limits": {"max_models": models},
+                                        "metrics": {"per_model": per_model}})
     started = time.monotonic()
     expected = reference_state(fleet, settings)
     print(f"{models} models, d = {settings.monitoring.defaults.window_size}, {events} events "
@@ -612,16 +616,19 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
           f"{producers} producer processes; reference (pure monitors) built in "
           f"{time.monotonic() - started:.0f} s; the agents with the default group timeouts "
           f"and checkpoint interval, state topic backend, kafka.assignment_strategy "
-          f"{assignment_strategy}\n", flush=True)
+          f"{assignment_strategy}, metrics.per_model {per_model}\n", flush=True)
     print(HEADER)
     print("|---" * (HEADER.count("|") - 1) + "|")
     for kind in broker_kinds(broker):
-        with tempfile.TemporaryDirectory() as directory, open_broker(kind) as opened:
+        kept = None if logs is None else tempfile.mkdtemp(prefix=f"fleet-{kind}-", dir=logs)
+        with (tempfile.TemporaryDirectory() if kept is None else contextlib.nullcontext(kept)
+              ) as directory, open_broker(kind) as opened:
             for count in agent_counts:
                 result = run_configuration(
                     opened.bootstrap, fleet, count, Path(directory), expected,
                     producers=producers, timeout_s=timeout_s,
-                    overrides={"kafka": {"assignment_strategy": assignment_strategy}})
+                    overrides={"kafka": {"assignment_strategy": assignment_strategy},
+                               "metrics": {"per_model": per_model}})
                 print(row(kind, fleet, result), flush=True)
 
 
@@ -645,8 +652,13 @@ if __name__ == "__main__":
     parser.add_argument("--assignment-strategy", default="range",
                         choices=("cooperative-sticky", "range", "roundrobin"),
                         help="the agents' kafka.assignment_strategy (range, the default: eager)")
+    parser.add_argument("--per-model", default="all", choices=("all", "standard", "minimal"),
+                        help="the agents' metrics.per_model export level (all, the default)")
+    parser.add_argument("--logs", type=Path, help="keep the agents' settings and logs in a "
+                        "new directory under this one (default: deleted after the run)")
     args = parser.parse_args()
     table(args.models or (QUICK_MODELS if args.quick else MODELS),
           args.agents or (QUICK_AGENTS if args.quick else AGENTS), args.broker, args.events,
           args.producers, 60 * args.minutes if args.minutes else
-          QUICK_TIMEOUT_S if args.quick else TIMEOUT_S, args.assignment_strategy)
+          QUICK_TIMEOUT_S if args.quick else TIMEOUT_S, args.assignment_strategy,
+          args.per_model, args.logs)
