@@ -638,8 +638,9 @@ class StateRead:
 
     The reader's store counts what it read in ``last_load_records`` / ``last_load_bytes`` /
     ``last_load_partitions`` once the read is over. Raises from :meth:`step` what
-    :meth:`StateTopicStore.load` raises; :class:`StateTopicUnavailable` once
-    ``request_timeout_s`` passes without data while the end is not reached.
+    :meth:`StateTopicStore.load` raises; :class:`StateTopicUnavailable` once its polls have
+    waited ``request_timeout_s`` in all without data while the end is not reached (the time
+    the loop spends elsewhere between two steps does not count).
     """
 
     def __init__(self, store: StateTopicStore, partitions: Collection[TopicPartition]) -> None:
@@ -651,7 +652,10 @@ class StateRead:
         self._state_partitions = 0
         self._tps: list[Any] = []
         self._ends: dict[Any, int] = {}
-        self._heard = 0.0
+        self._silent_s = 0.0
+        """Seconds this read's polls have waited since its last data: the loop's time
+        elsewhere between two steps (a revoke save in a rebalance callback can take seconds)
+        does not count."""
         self._latest: dict[bytes, tuple[int, bytes]] = {}
         self._records = self._bytes = 0
         self._to_parse: Iterator[tuple[bytes, tuple[int, bytes]]] | None = None
@@ -695,15 +699,15 @@ class StateRead:
             consumer = self._consumer
             while not all(consumer.position(tp, timeout_ms=timeout_ms) >= self._ends[tp]
                           for tp in self._tps):
-                now = time.monotonic()
-                if now - self._heard > store.request_timeout_s:
+                if self._silent_s > store.request_timeout_s:
                     raise StateTopicUnavailable(
                         f"state topic {store.topic}: no data for "
                         f"{store.request_timeout_s:.0f} s before its end")
-                wait_s = min(POLL_SLICE_S, max(deadline - now, 0.0))
+                polled = time.monotonic()
+                wait_s = min(POLL_SLICE_S, max(deadline - polled, 0.0))
                 batches = consumer.poll(timeout_ms=max(1, int(wait_s * 1000)))
-                if batches:
-                    self._heard = time.monotonic()
+                self._silent_s = 0.0 if batches else \
+                    self._silent_s + time.monotonic() - polled
                 for messages in batches.values():
                     self._take(messages)
                 if time.monotonic() >= deadline:  # at least one poll per step
@@ -734,7 +738,6 @@ class StateRead:
         consumer.seek_to_beginning(*self._tps)
         self._ends = consumer.end_offsets(self._tps,
                                           timeout_ms=int(store.request_timeout_s * 1000))
-        self._heard = time.monotonic()
 
     def _take(self, messages: list[Any]) -> None:
         """Keep the last value of each key (a tombstone deletes it)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from typing import Any
 
 import pytest
@@ -502,4 +503,33 @@ def test_a_round_writes_its_snapshot_as_it_was_when_begun(broker: Broker) -> Non
         restored = store_for(broker, "snapshot").load({P0})
         assert restored.joins[P0] == {"models": {"a": [1, 2, 3]}}
     finally:
+        store.close()
+
+
+def test_a_restore_stepped_again_after_the_loop_was_away_is_not_a_broker_failure(
+    broker: Broker
+) -> None:
+    """A restore's "no data" timeout counts the time its own polls waited for data, not the
+    time the loop spent elsewhere between two steps. At 10 000 models a revoke save inside
+    a rebalance callback held the loop for 5.4 s while a restore was under way; its next
+    step found no data "for 5 s" and the agent exited 1 (benchmarks/fleet_kill.py,
+    cooperative-sticky, 4 agents)."""
+    owner = Owner()
+    owner.feed(stream(7, 400, {"a": [P0], "b": [P0], "c": [P0]}))
+    writer = store_for(broker, "away")
+    writer.save(owner.payload())
+    writer.close()
+    store = StateTopicStore({"bootstrap_servers": broker.bootstrap}, "away",
+                            request_timeout_s=1.0)
+    reading = store.restoring({P0})
+    try:
+        assert not reading.step(0.0)  # the consumer started and polled once, for 1 ms
+        time.sleep(2.0)  # the loop is busy elsewhere: twice the timeout
+        while not reading.step(0.1):
+            pass
+        assert reading.result is not None
+        assert states_of({model: Monitor.restore(state, config=CONFIG) for model, state
+                          in reading.result.monitors.items()}) == states_of(owner.monitors)
+    finally:
+        reading.close()
         store.close()
