@@ -292,9 +292,9 @@ class KillRun:
     def _kill_during_save(self, kill: Kill, ready_at: float) -> None:
         # Poll the directory for the save's temporary file and kill at first sight. The file
         # lives for milliseconds; the poll reacts within about a millisecond unless another
-        # thread holds the GIL (kill_mid_save retries). Only
-        # a save that replaces a checkpoint counts, one that covers records this run
-        # processed when the stream allows it: that checkpoint must survive the kill.
+        # thread holds the GIL (kill_mid_save retries). Only a save that replaces a
+        # checkpoint counts, one that covers records this run processed when the stream
+        # allows it: that checkpoint must survive the kill.
         restored = self.saved_offset()
         try:
             wait_for(lambda: self.saved_offset() > restored, 15.0, "a checkpoint of progress",

@@ -1,9 +1,10 @@
 """SIGKILL with the default checkpoint settings loses nothing and counts nothing twice.
 
 The short version of benchmarks/kills.py (20 kills and more, with the loss count printed):
-five kills of a real ``driftwatch run`` while a three-model stream arrives, one of each kind
-of tests/integration/crashes.py twice over (inside the first checkpoint interval, during a
-save, at a random moment), then a last run to the end of the stream. The final checkpoint
+five kills of a real ``driftwatch run`` while a three-model stream arrives (more when the
+first save kill misses the save and is retried), the kinds of tests/integration/crashes.py
+(inside the first checkpoint interval, during a save, at a random moment), then a last run
+to the end of the stream. The final checkpoint
 and every monitor-state sample of ``/metrics`` must equal the pure monitors fed the same
 records once; after every kill the group's commit must not be past the checkpoint on disk.
 
