@@ -27,8 +27,9 @@ configuration:
 - the longest loop pause: the highest bucket of ``driftwatch_loop_pause_seconds`` with an
   observation, over every agent (the killed one scraped just before the kill), and how many
   pauses were longer than 0.5 s (issue 25's target). A pause is the loop's time between two
-  polls; work done inside a poll (today's restore and revoke save, in the rebalance
-  callback) shows in the restore column, not here;
+  polls; work done inside a poll (the revoke save, in the rebalance callback) is not in it:
+  its length is in the agents' logs, from "partitions revoked" to "saved the state of N
+  revoked partition(s)" (``--logs`` keeps them);
 - RSS (``process_resident_memory_bytes``) and the final scrape (MB, seconds) of each agent;
 - group churn: "partitions assigned" lines (rebalances seen by the members, summed) and
   "partitions lost" lines (a member evicted: a rebalance it missed) in the agents' logs;
