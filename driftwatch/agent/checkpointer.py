@@ -110,13 +110,16 @@ class Checkpointer:
 
     def save(self, payload: Callable[[], Mapping[str, Any]],
              offsets: Mapping[TopicPartition, int],
-             saved: Callable[[], None] | None = None) -> bool:
+             saved: Callable[[], None] | None = None, *, some: bool = False) -> bool:
         """Save ``payload()`` (which holds ``offsets``) at once; True when it is on disk (or
         when there is no store). ``payload`` is called only when there is a store to save it
         in, and ``saved`` only when that save succeeded. A sliced save under way is dropped
-        first (this one holds everything it would)."""
+        first (this one holds everything it would). ``some``: the payload holds only the
+        partitions of ``offsets`` (a revoke's save with the state topic); the other
+        partitions' durable offsets stay as they were, and so does the time their next
+        save is due."""
         self.sliced = None
-        started = self._clock()
+        started, due_at = self._clock(), self._due_at
         if self.store is not None:
             try:
                 with _gc_paused():
@@ -126,7 +129,11 @@ class Checkpointer:
             except OSError as error:
                 self._failed(error)
                 return False
-        self._succeeded(offsets, self._clock() - started)
+        if some:
+            self._succeeded({**self.durable, **offsets}, self._clock() - started)
+            self._due_at = due_at
+        else:
+            self._succeeded(offsets, self._clock() - started)
         return True
 
     def begin(self, snapshot: Callable[[], Mapping[str, Any]],

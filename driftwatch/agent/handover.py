@@ -215,11 +215,15 @@ class Handover:
             self.queue(set(job.partitions - partitions))
         state = self.state
         checkpointer, positions = state.checkpointer, state.positions
-        if not lost and positions.offsets != checkpointer.durable:  # else saved already
-            offsets = dict(positions.offsets)
+        everywhere = dict(positions.offsets)  # a model's covers name all its partitions
+        offsets = {tp: offset for tp, offset in everywhere.items() if tp in partitions}
+        durable = checkpointer.durable
+        if not lost and any(durable.get(tp) != offset for tp, offset in offsets.items()):
+            # Only the leaving partitions: under cooperative rebalancing the others stay,
+            # and their records on the topic are a consistent state as they are.
             flushed = state.rejections.flush(self.settings.kafka.request_timeout_seconds)
-            if flushed and checkpointer.save(lambda: state.payload(offsets), offsets,
-                                                 state.saved):
+            if flushed and checkpointer.save(lambda: state.payload(everywhere, partitions),
+                                             offsets, state.saved, some=True):
                 log.info("saved the state of %d revoked partition(s)", len(partitions))
         gone, rejected, skipped = self.partitioned.drop(partitions)
         state.monitors.drop(gone)

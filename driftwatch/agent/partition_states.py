@@ -159,12 +159,14 @@ class PartitionStates:
     def payload(self, monitors: Mapping[str, Any], positions: Mapping[Any, int],
                 joins: Mapping[TopicPartition, tuple[Sequence[TopicPartition], Any]]
                 | None = None,
-                comparisons: Callable[[str], Mapping[str, Any]] | None = None
-                ) -> dict[str, Any]:
+                comparisons: Callable[[str], Mapping[str, Any]] | None = None,
+                only: Collection[TopicPartition] | None = None) -> dict[str, Any]:
         """A save of ``monitors`` (model → exported state), ``joins`` (shard → its
         partitions and exported state), each model's ``comparisons`` (name → exported
         state) and the partitions at ``positions`` (partition → next offset), for
-        :meth:`StateTopicStore.save`."""
+        :meth:`StateTopicStore.save`. ``only``: the partitions whose metas the save writes
+        (all of ``positions`` by default); the models' covers still name every partition
+        they took events from."""
         models = {}
         for model, state in monitors.items():
             home = self.homes.get(model)
@@ -179,7 +181,8 @@ class PartitionStates:
         partitions = [(tuple(tp), {"offset": offset,
                                    "rejected": dict(self.rejected.get(tp, {})),
                                    "skipped": self.skipped.get(tp, 0)})
-                      for tp, offset in sorted(positions.items())]
+                      for tp, offset in sorted(positions.items())
+                      if only is None or tp in only]
         shards = [{"home": shard, "state": state,
                    "covers": [(tp, positions[tp]) for tp in tps if tp in positions]}
                   for shard, (tps, state) in sorted((joins or {}).items())]

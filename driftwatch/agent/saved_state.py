@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from driftwatch.agent.checkpointer import Checkpointer
@@ -74,17 +74,23 @@ class SavedState:
         self._exported: tuple[str, dict[str, object]] | None = None
         """The epoch and the models (with their progress) the last :meth:`payload` holds."""
 
-    def payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
+    def payload(self, offsets: Mapping[TopicPartition, int],
+                only: Collection[TopicPartition] | None = None) -> dict[str, Any]:
         """The checkpoint's payload: the monitors' state and the ``offsets`` it covers, the
         rejection and skip counts, the comparisons and the join's pending records (with the
         state topic, one record per model under its input partition, only of the models
         that moved since the last successful save, and a join per partition; :meth:`saved`
-        once it is saved)."""
+        once it is saved).
+
+        ``only`` (with the state topic): the save of these partitions alone, as a revoke
+        makes it. Their models, joins and metas are written; the other partitions'
+        records stay as their last save left them, a consistent state like any save's
+        (docs/state.md, Saves that do not stop the loop)."""
         if self.partitioned is not None:
-            changed = self.unsaved()
+            changed = self.unsaved(only)
             self._exported = (self.partitioned.writer, changed)
-            return self.partitioned.payload(self._states(changed), offsets, self._joins(),
-                                            self.comparisons.export_model)
+            return self.partitioned.payload(self._states(changed), offsets, self._joins(only),
+                                            self.comparisons.export_model, only)
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self.rejections.rejected),
@@ -103,12 +109,16 @@ class SavedState:
             self.partitioned.saved(exported, writer)
         self._exported = None
 
-    def unsaved(self) -> dict[str, object]:
+    def unsaved(self, only: Collection[TopicPartition] | None = None) -> dict[str, object]:
         """With the state topic, the models a save must write, with their progress
-        (:meth:`~driftwatch.agent.partition_states.PartitionStates.unsaved`)."""
-        assert self.partitioned is not None
-        return self.partitioned.unsaved({model: progress(monitor)
-                                         for model, monitor in self.monitors.by_model.items()})
+        (:meth:`~driftwatch.agent.partition_states.PartitionStates.unsaved`); ``only``:
+        of the models homed on these partitions."""
+        partitioned = self.partitioned
+        assert partitioned is not None
+        homes = partitioned.homes
+        return partitioned.unsaved({
+            model: progress(monitor) for model, monitor in self.monitors.by_model.items()
+            if only is None or homes.get(model) in only})
 
     def snapshot(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
         """With the state topic, a save's snapshot without its models: the joins and the
@@ -134,12 +144,15 @@ class SavedState:
         by_model = self.monitors.by_model
         return {model: by_model[model].export_state() for model in models}
 
-    def _joins(self) -> dict[tuple[str, int], tuple[Sequence[tuple[str, int]], Any]] | None:
-        """With the state topic and a join, each shard's partitions and exported state."""
+    def _joins(self, only: Collection[TopicPartition] | None = None
+               ) -> dict[tuple[str, int], tuple[Sequence[tuple[str, int]], Any]] | None:
+        """With the state topic and a join, each shard's partitions and exported state;
+        ``only``: of the shards with a partition among these."""
         shards = self.join_shards
         return None if shards is None else {
             shard: (shards.partitions_of(shard), state)
-            for shard, state in shards.export_state().items()}
+            for shard, state in shards.export_state().items()
+            if only is None or any(tp in only for tp in shards.partitions_of(shard))}
 
     def restore(self) -> None:
         """Load the checkpoint into the monitors, positions and rejection counts (nothing
