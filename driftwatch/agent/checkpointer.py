@@ -53,7 +53,8 @@ class Checkpointer:
     With the state topic the loop saves in slices (:meth:`begin`, :meth:`advance`:
     :class:`~driftwatch.agent.sliced_save.SlicedSave`), so that a save never stops the loop
     for long; its duration for the stretch is the loop time its slices took. :meth:`save`
-    (a revoke, the last save) saves at once.
+    (the last save) saves at once, and :meth:`save_some` (a revoke's) at once within a
+    budget.
 
     With ``store=None`` (checkpointing disabled) nothing is written, but :meth:`save` still
     returns True on the same schedule and :attr:`durable` follows the offsets given, so the
@@ -110,16 +111,13 @@ class Checkpointer:
 
     def save(self, payload: Callable[[], Mapping[str, Any]],
              offsets: Mapping[TopicPartition, int],
-             saved: Callable[[], None] | None = None, *, some: bool = False) -> bool:
+             saved: Callable[[], None] | None = None) -> bool:
         """Save ``payload()`` (which holds ``offsets``) at once; True when it is on disk (or
         when there is no store). ``payload`` is called only when there is a store to save it
         in, and ``saved`` only when that save succeeded. A sliced save under way is dropped
-        first (this one holds everything it would). ``some``: the payload holds only the
-        partitions of ``offsets`` (a revoke's save with the state topic); the other
-        partitions' durable offsets stay as they were, and so does the time their next
-        save is due."""
+        first (this one holds everything it would)."""
         self.sliced = None
-        started, due_at = self._clock(), self._due_at
+        started = self._clock()
         if self.store is not None:
             try:
                 with _gc_paused():
@@ -129,11 +127,42 @@ class Checkpointer:
             except OSError as error:
                 self._failed(error)
                 return False
-        if some:
-            self._succeeded({**self.durable, **offsets}, self._clock() - started)
-            self._due_at = due_at
-        else:
-            self._succeeded(offsets, self._clock() - started)
+        self._succeeded(offsets, self._clock() - started)
+        return True
+
+    def save_some(self, snapshot: Callable[[], Mapping[str, Any]],
+                  offsets: Mapping[TopicPartition, int], models: Sequence[str],
+                  export: Export, *, budget_s: float) -> bool | None:
+        """Save some partitions to the state topic at once, within a budget (a revoke's
+        save): ``models``' records, exported by ``export`` for at most ``budget_s`` (at
+        least one), then ``snapshot()``'s joins and metas (those partitions' only, at
+        ``offsets``), waiting for every acknowledgement. A sliced save under way is dropped
+        first (an assignment change voids it anyway).
+
+        True when saved: ``offsets`` are durable, while the other partitions' durable
+        offsets and the time the next save is due stay as they were. None when the budget
+        ran out before every model was exported: the save is cut short before its joins and
+        metas, as a crash cuts one (the records sent are consistent pairs: docs/state.md),
+        nothing more is durable, and the partitions' next owner resumes from their last
+        complete save. False when it failed (counted, retried with backoff as any).
+        """
+        assert isinstance(self.store, StateTopicStore)
+        self.sliced = None
+        started, due_at = self._clock(), self._due_at
+        try:
+            with _gc_paused():
+                saving = self.store.round(snapshot())
+                sliced = SlicedSave(saving, offsets, models, "", slice_s=budget_s,
+                                    clock=self._clock)
+                sliced.step(export)
+                if sliced.exporting:
+                    return None
+                saving.wait()
+        except OSError as error:
+            self._failed(error)
+            return False
+        self._succeeded({**self.durable, **offsets}, self._clock() - started)
+        self._due_at = due_at
         return True
 
     def begin(self, snapshot: Callable[[], Mapping[str, Any]],

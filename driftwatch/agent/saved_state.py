@@ -74,23 +74,17 @@ class SavedState:
         self._exported: tuple[str, dict[str, object]] | None = None
         """The epoch and the models (with their progress) the last :meth:`payload` holds."""
 
-    def payload(self, offsets: Mapping[TopicPartition, int],
-                only: Collection[TopicPartition] | None = None) -> dict[str, Any]:
+    def payload(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
         """The checkpoint's payload: the monitors' state and the ``offsets`` it covers, the
         rejection and skip counts, the comparisons and the join's pending records (with the
         state topic, one record per model under its input partition, only of the models
         that moved since the last successful save, and a join per partition; :meth:`saved`
-        once it is saved).
-
-        ``only`` (with the state topic): the save of these partitions alone, as a revoke
-        makes it. Their models, joins and metas are written; the other partitions'
-        records stay as their last save left them, a consistent state like any save's
-        (docs/state.md, Saves that do not stop the loop)."""
+        once it is saved)."""
         if self.partitioned is not None:
-            changed = self.unsaved(only)
+            changed = self.unsaved()
             self._exported = (self.partitioned.writer, changed)
-            return self.partitioned.payload(self._states(changed), offsets, self._joins(only),
-                                            self.comparisons.export_model, only)
+            return self.partitioned.payload(self._states(changed), offsets, self._joins(),
+                                            self.comparisons.export_model)
         plain = {(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
         payload = {"offsets": encode_offsets(plain), "monitors": self.monitors.export_state(),
                    "rejected": dict(self.rejections.rejected),
@@ -120,12 +114,17 @@ class SavedState:
             model: progress(monitor) for model, monitor in self.monitors.by_model.items()
             if only is None or homes.get(model) in only})
 
-    def snapshot(self, offsets: Mapping[TopicPartition, int]) -> dict[str, Any]:
+    def snapshot(self, offsets: Mapping[TopicPartition, int],
+                 only: Collection[TopicPartition] | None = None) -> dict[str, Any]:
         """With the state topic, a save's snapshot without its models: the joins and the
         partitions' metas at ``offsets``, and its epoch (``writer``). Its models are
-        exported in slices (:meth:`export`)."""
+        exported in slices (:meth:`export`). ``only``: the save of these partitions alone,
+        as a revoke makes it: their joins and metas (the models' covers still name every
+        partition at ``offsets``). The other partitions' records stay as their last save
+        left them, a consistent state like any save's (docs/state.md, Saves that do not
+        stop the loop)."""
         assert self.partitioned is not None
-        return self.partitioned.payload({}, offsets, self._joins())
+        return self.partitioned.payload({}, offsets, self._joins(only), only=only)
 
     def export(self, models: Sequence[str], offsets: Mapping[TopicPartition, int]
                ) -> tuple[dict[str, Any], dict[str, object]]:

@@ -62,6 +62,11 @@ class SlicedSave:
     def models(self) -> int:
         return len(self._models)
 
+    @property
+    def exporting(self) -> bool:
+        """Whether models are left to export."""
+        return self._next < len(self._models)
+
     def step(self, export: Export) -> bool:
         """Export and send the next models for up to ``slice_s`` (at least one), or move
         the round on as acknowledgements arrived; True once it is done.
@@ -70,15 +75,15 @@ class SlicedSave:
         """
         started = self._clock()
         try:
-            if self._next < len(self._models):
-                while self._next < len(self._models):
+            if self.exporting:
+                while self.exporting:
                     payload, progress = export((self._models[self._next],))
                     self.saving.send_models(payload)
                     self.exported.update(progress)
                     self._next += 1
                     if self._clock() - started >= self._slice_s:
                         break
-                if self._next < len(self._models):
+                if self.exporting:
                     return False
                 self.saving.models_sent()
             return self.saving.poll()

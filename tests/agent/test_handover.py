@@ -251,3 +251,55 @@ def test_a_revoke_saves_only_the_partitions_that_leave(broker: Broker) -> None:
         if record.partition == 0 and record.offset >= 30:
             kept.process(record)
     assert same(kept, models[:10])
+
+
+@pytest.mark.brokers("apache", reason="Tansu 0.6 has no CreatePartitions")
+def test_a_revoke_save_cut_short_by_its_budget_leaves_an_exact_state(broker: Broker) -> None:
+    """A revoke's save past its budget (here none: one model is exported, then it stops) is
+    cut short before its joins and metas: nothing more becomes durable, and the partition's
+    next owner resumes from its last complete save, the first model's newer record
+    included, and replays from there to the same monitors as an agent never revoked."""
+    name = uuid.uuid4().hex[:8]
+    create_topics(broker.bootstrap, "events", partitions=2)
+    config = settings(broker, name)
+    models = [f"m{p}-{m}" for p in (0, 1) for m in range(10)]
+    first = [(int(model[1]), value(model, n)) for n in range(3) for model in models]
+    later = [(int(model[1]), value(model, n)) for n in range(3, 6) for model in models]
+    records = as_records(first + later)
+    reference = Agent(config)
+    for record in records:
+        reference.process(record)
+    states = reference.monitors.export_state()
+    expected = json.dumps({m: states[m] for m in models[10:]}, sort_keys=True)
+
+    agent = Agent(config)
+    store = agent.checkpointer.store
+    assert isinstance(store, StateTopicStore) and agent.handover is not None
+    store.ensure_topic()
+    for record in records[:len(first)]:
+        agent.process(record)
+    assert agent.checkpoint()
+    for record in records[len(first):]:
+        agent.process(record)
+    saves = agent.checkpointer.saves
+    agent.handover.revoke_save_s = 0.0
+    agent._on_revoked({P1}, False)
+    assert agent.checkpointer.saves == saves, "cut short: not a save"
+    assert agent.checkpointer.durable == {P0: 30, P1: 30}
+    assert sorted(agent.monitors.export_state()) == models[:10]
+    store.close()  # delivers the record the cut save had sent on its way
+
+    other = Agent(config)
+    assert other.handover is not None and isinstance(other.checkpointer.store,
+                                                     StateTopicStore)
+    other.handover.assigned({P1})
+    other.checkpointer.store.close()
+    assert other.positions.offsets == {P1: 30}, "resumes from the last complete save"
+    restored = other.monitors.export_state()
+    assert [m for m in models[10:] if json.dumps(restored[m], sort_keys=True)
+            == json.dumps(states[m], sort_keys=True)] == models[10:11], \
+        "the one model the cut save wrote restores as it was at the revoke"
+    for record in records:
+        if record.partition == 1 and record.offset >= 30:
+            other.process(record)
+    assert json.dumps(other.monitors.export_state(), sort_keys=True) == expected
