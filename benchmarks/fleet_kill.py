@@ -51,6 +51,7 @@ import gzip
 import http.client
 import math
 import multiprocessing
+import os
 import random
 import re
 import signal
@@ -620,6 +621,8 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
           f"{assignment_strategy}, metrics.per_model {per_model}\n", flush=True)
     print(HEADER)
     print("|---" * (HEADER.count("|") - 1) + "|")
+    if logs is not None:
+        os.makedirs(logs, exist_ok=True)
     for kind in broker_kinds(broker):
         kept = None if logs is None else tempfile.mkdtemp(prefix=f"fleet-{kind}-", dir=logs)
         with (tempfile.TemporaryDirectory() if kept is None else contextlib.nullcontext(kept)
