@@ -118,9 +118,20 @@ class Monitors:
 
     def drop(self, models: Iterable[str]) -> None:
         """Forget ``models`` (their partitions moved to another replica)."""
+        self.take(models)
+
+    def take(self, models: Iterable[str]) -> tuple[dict[str, Monitor], dict[str, Snapshot]]:
+        """Take ``models`` out, with their latest snapshots (for :meth:`add` to put back)."""
+        monitors: dict[str, Monitor] = {}
+        snapshots: dict[str, Snapshot] = {}
         for model in models:
-            self._monitors.pop(model, None)
-            self._snapshots.pop(model, None)
+            monitor = self._monitors.pop(model, None)
+            cached = self._snapshots.pop(model, None)
+            if monitor is not None:
+                monitors[model] = monitor
+                if cached is not None and cached[0] == progress(monitor):
+                    snapshots[model] = cached[1]
+        return monitors, snapshots
 
     def snapshot_of(self, monitor: Monitor) -> Snapshot:
         """``monitor``'s snapshot now, normalizing what this collection's snapshots do."""

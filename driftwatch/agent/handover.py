@@ -8,7 +8,9 @@ new partitions' models from it and resumes each partition where its records say 
 skipping the records its state already holds, so a save cut short by a crash is still
 exact); on revocation it saves first, for at most :data:`REVOKE_SAVE_S` (not when
 evicted: another member may own the partitions already), and drops those models from its
-monitors and ``/metrics`` at once, so no frozen series remain.
+monitors and ``/metrics`` at once, so no frozen series remain. What it drops is kept until
+the next assignment, which takes the partitions it gives back from memory instead of the
+topic (:mod:`driftwatch.agent.kept`: under an eager assignor most come straight back).
 
 **The restore runs in the loop, not in the rebalance.** The rebalance callback only queues
 the new partitions (:meth:`Handover.queue`; the source holds them paused). Between polls the
@@ -27,10 +29,11 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftwatch.agent.heap import settle
+from driftwatch.agent.kept import Kept
 from driftwatch.agent.saved_state import SavedState, restoring
 from driftwatch.core.monitor import Monitor, Snapshot
 from driftwatch.kafka.offsets import TopicPartition
@@ -68,12 +71,20 @@ class _Restore:
     """One assignment's partitions on their way in: the read, then the monitors rebuilt."""
 
     partitions: frozenset[TopicPartition]
-    reading: StateRead
+    reading: StateRead | None
+    """None for partitions given back (:mod:`driftwatch.agent.kept`): nothing to read."""
     queued: float
     restored: Restored | None = None
     states: Iterator[tuple[str, dict[str, Any]]] | None = None
     built: dict[str, Monitor] = field(default_factory=dict)
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
+    durable: dict[TopicPartition, int] | None = None
+    """What the state topic holds of partitions given back; None: what was read."""
+    timestamps_ms: dict[TopicPartition, int] = field(default_factory=dict)
+
+    def close(self) -> None:
+        if self.reading is not None:
+            self.reading.close()
 
 
 class Handover:
@@ -106,6 +117,18 @@ class Handover:
         self.clock = clock
         self.revoke_save_s = revoke_save_s
         self._queue: list[_Restore] = []
+        self._kept: Kept | None = None
+        """What the last revoke dropped, until the next assignment (:meth:`queue`)."""
+        kafka = settings.kafka
+        self.keeps = kafka.assignment_strategy != "cooperative-sticky"
+        """Whether a revoke keeps what it drops: under an eager assignor only (a
+        cooperative revoke names only partitions that move to another member)."""
+        self.kept_for_s = (kafka.max_poll_interval_ms + kafka.session_timeout_ms) / 1000
+        """How long a revoke's partitions are kept: the longest an eager rebalance this
+        member takes part in can last (the JoinGroup waits up to the rebalance timeout,
+        ``max_poll_interval_ms``, for the other members; a member slower than a session
+        timeout besides was left out of it, and its partitions may have been read far
+        past its positions since)."""
         self.last_restore_seconds_per_partition: float | None = None
         """From assignment to resumption, per partition, of the last restore completed."""
 
@@ -115,10 +138,22 @@ class Handover:
         return frozenset(tp for job in self._queue for tp in job.partitions)
 
     def queue(self, partitions: set[TopicPartition]) -> None:
-        """Queue newly assigned partitions for a restore by :meth:`step` (cheap: no I/O).
-        They are restored together, as one :meth:`~driftwatch.state.topic.StateTopicStore.
-        load` would: a model whose events come from several of them is restored whole, and
-        each partition resumes below every model's covers (docs/state.md)."""
+        """Queue newly assigned partitions (an assignment, even an empty one) for
+        :meth:`step` (cheap: no I/O). Those the last revoke kept are given back from memory
+        (:mod:`driftwatch.agent.kept`); what it kept of the others is forgotten. The rest
+        are restored together, as one :meth:`~driftwatch.state.topic.StateTopicStore.load`
+        would: a model whose events come from several of them is restored whole, and each
+        partition resumes below every model's covers (docs/state.md)."""
+        self.forget_stale()
+        kept, self._kept = self._kept, None
+        if kept is not None and partitions & kept.partitions:
+            back = kept.given_back(partitions)
+            given = frozenset(tp for tp in partitions if tp in back.partitions)
+            partitions = partitions - given
+            self._queue.append(_Restore(
+                given, None, self.clock(), restored=back.restored,
+                states=iter(()), built=back.monitors, snapshots=back.snapshots,
+                durable=back.durable, timestamps_ms=back.timestamps_ms))
         if partitions:
             self._queue.append(_Restore(frozenset(partitions),
                                         self.store.restoring(partitions), self.clock()))
@@ -146,6 +181,7 @@ class Handover:
         job = self._queue[0]
         deadline = time.monotonic() + budget_s
         if job.restored is None:
+            assert job.reading is not None
             if not job.reading.step(budget_s):
                 return None
             job.restored = job.reading.result
@@ -161,12 +197,26 @@ class Handover:
                 if time.monotonic() >= deadline:
                     return None
         self._queue.pop(0)
-        self._take_over(job.partitions, job.restored, job.built, job.snapshots)
+        self._take_over(job)
         took = self.clock() - job.queued
         self.last_restore_seconds_per_partition = took / len(job.partitions)
-        log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",
-                 len(job.built), len(job.restored.offsets), self.store.topic, took)
+        if job.reading is None:
+            log.info("kept %d model(s) of %d partition(s) assigned back in %.2f s: taken "
+                     "over from memory, not restored", len(job.built), len(job.partitions),
+                     took)
+        else:
+            log.info("restored %d model(s) of %d partition(s) from state topic %s in %.2f s",
+                     len(job.built), len(job.restored.offsets), self.store.topic, took)
         return job.partitions
+
+    def forget_stale(self) -> None:
+        """Forget what a revoke kept once no assignment gave it back within
+        :attr:`kept_for_s` (cheap: for every loop pass)."""
+        if self._kept is not None and self.clock() - self._kept.since > self.kept_for_s:
+            log.info("forgot the %d model(s) kept of %d revoked partition(s): not assigned "
+                     "back within %.0f s", len(self._kept.monitors),
+                     len(self._kept.partitions), self.kept_for_s)
+            self._kept = None
 
     def assigned(self, partitions: set[TopicPartition]) -> None:
         """Restore ``partitions`` at once, in one go (a source that cannot hold partitions
@@ -174,6 +224,31 @@ class Handover:
         self.queue(partitions)
         while self.step(math.inf) is None and self._queue:
             pass
+
+    def _keep(self, partitions: set[TopicPartition], positions: dict[TopicPartition, int]
+              ) -> Kept | None:
+        """Take what a revoke of ``partitions`` drops out of the live state, for the next
+        assignment to give back (:mod:`driftwatch.agent.kept`); None when it cannot be kept
+        exactly: a join while a restore's replay is under way on them."""
+        state, partitioned, shards = self.state, self.partitioned, self.state.join_shards
+        if shards is not None and partitioned.replaying(partitions):
+            return None
+        joins = {} if shards is None else {
+            shard: shards.partitions_of(shard) for shard in shards.shards
+            if any(tp in partitions for tp in shards.partitions_of(shard))}
+        restored = partitioned.kept(partitions, positions, joins)
+        comparisons: dict[str, Any] = {}
+        for model in restored.homes:
+            comparisons.update(state.comparisons.export_model(model))
+        restored = replace(restored, comparisons=comparisons, joins={} if shards is None else {
+            shard: shards.shards[shard].export_state() for shard in restored.join_covers
+            if shard in shards.shards})
+        monitors, snapshots = state.monitors.take(restored.homes)
+        durable = state.checkpointer.durable
+        return Kept(restored, self.clock(), monitors, snapshots,
+                    {tp: durable[tp] for tp in restored.offsets if tp in durable},
+                    {tp: stamp for tp, stamp in state.positions.timestamps_ms.items()
+                     if tp in restored.offsets})
 
     def _save_leaving(self, partitions: set[TopicPartition],
                       everywhere: dict[TopicPartition, int],
@@ -197,19 +272,22 @@ class Handover:
                      len(partitions), took, len(models), self.revoke_save_s)
 
     def close(self) -> None:
-        """Drop the restores not complete (the agent stops): nothing of them was taken over."""
+        """Drop the restores not complete and what a revoke kept (the agent stops): nothing
+        of them was taken over."""
         for job in self._queue:
-            job.reading.close()
+            job.close()
         self._queue.clear()
+        self._kept = None
 
-    def _take_over(self, partitions: frozenset[TopicPartition], restored: Restored,
-                   built: dict[str, Monitor], snapshots: dict[str, Snapshot]) -> None:
+    def _take_over(self, job: _Restore) -> None:
         """Adopt a complete restore at once: models, joins, comparisons, counts, positions."""
+        partitions, restored, built = job.partitions, job.restored, job.built
+        assert restored is not None
         state = self.state
         states = {model: monitor for model, monitor in built.items()
                   if model not in state.monitors}
         clashes = built.keys() - states.keys()
-        state.monitors.add(states, snapshots)
+        state.monitors.add(states, job.snapshots)
         if state.join_shards is not None:
             apart = state.join_shards.apart(partitions)
             if apart:
@@ -228,8 +306,9 @@ class Handover:
         state.rejections.add_partitions({}, sum(restored.skipped.values()))
         resumed = {TopicPartition(*tp): o for tp, o in restored.offsets.items()}
         state.positions.take_over(resumed, restored=bool(restored.offsets))
-        # The topic holds them: nothing to save yet.
-        state.checkpointer.durable.update(resumed)
+        state.positions.timestamps_ms.update(job.timestamps_ms)
+        # What the topic holds of them: read, or as the last complete save left it.
+        state.checkpointer.durable.update(resumed if job.durable is None else job.durable)
         if restored.split or clashes:
             log.warning("%d model(s) also have events on partitions of other replicas and "
                         "cannot be handed over exactly: %s", len(restored.split | clashes),
@@ -238,14 +317,16 @@ class Handover:
 
     def revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
         """Save (unless ``lost``: another member may own them already) and forget the
-        partitions' models at once, so no frozen series stay on ``/metrics``. Nothing is
-        committed here (the consumer cannot commit from its IO thread; the state topic is the
-        resume point anyway). A restore of any of them not complete is dropped (nothing of
-        it was taken over, so nothing is saved or left on ``/metrics``); its other partitions
-        are queued again, to be read afresh."""
+        partitions' models at once, so no frozen series stay on ``/metrics``; unless lost,
+        what is forgotten is kept for the next assignment to give back
+        (:mod:`driftwatch.agent.kept`). Nothing is committed here (the consumer cannot
+        commit from its IO thread; the state topic is the resume point anyway). A restore
+        of any of them not complete is dropped (nothing of it was taken over, so nothing is
+        saved, kept or left on ``/metrics``); its other partitions are queued again, to be
+        read afresh."""
         for job in [job for job in self._queue if job.partitions & partitions]:
             self._queue.remove(job)
-            job.reading.close()
+            job.close()
             log.info("restore of %s dropped: %s %s before it was complete",
                      sorted(job.partitions), sorted(job.partitions & partitions),
                      "lost" if lost else "revoked")
@@ -260,6 +341,7 @@ class Handover:
         if not lost and any(durable.get(tp) != offset for tp, offset in offsets.items()) \
                 and state.rejections.flush(self.settings.kafka.request_timeout_seconds):
             self._save_leaving(partitions, everywhere, offsets)
+        self._kept = None if lost or not self.keeps else self._keep(partitions, everywhere)
         gone, rejected, skipped = self.partitioned.drop(partitions)
         state.monitors.drop(gone)
         state.comparisons.drop(gone)

@@ -465,7 +465,10 @@ class Agent:
         """A slice of the queued restores (:data:`~driftwatch.agent.handover.
         RESTORE_SLICE_S`); partitions whose restore is complete are resumed where their
         state says."""
-        if self.handover is None or not self.handover.restoring:
+        if self.handover is None:
+            return
+        self.handover.forget_stale()
+        if not self.handover.restoring:
             return
         done = self.handover.step(RESTORE_SLICE_S)
         if done and isinstance(self.source, KafkaSource):

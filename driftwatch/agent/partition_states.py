@@ -233,6 +233,40 @@ class PartitionStates:
         self._new_epoch()
         self._forget_restored_marks({tp})
 
+    def replaying(self, partitions: Collection[TopicPartition]) -> bool:
+        """Whether the replay after a restore is still under way on any of ``partitions``
+        for the join (the positions of the pending halves it notes are not what a restore
+        would rebuild: :meth:`restored` takes every pending half as read before)."""
+        return any(tp in self._replaying for tp in partitions)
+
+    def kept(self, partitions: Collection[TopicPartition], positions: Mapping[Any, int],
+             shards: Mapping[TopicPartition, Collection[TopicPartition]]) -> Restored:
+        """``partitions`` as the restore of a complete save at ``positions`` (each
+        partition's next offset) would give them back, monitors, joins' and comparisons'
+        states aside: the models homed there with their covers, and per partition its
+        offset, rejection and skip counts, and the covers of the joins of ``shards`` (shard
+        → its partitions). Where a restore still has records skipped (its replay is not past
+        them), the cover is that mark's, as the save would have written it; so
+        :meth:`restored` sets the same marks again (:mod:`driftwatch.agent.kept`)."""
+        offsets = {tp: positions[tp] for tp in partitions if tp in positions}
+        restored = Restored(offsets=offsets)
+        for model, home in self.homes.items():
+            if home in offsets:
+                restored.homes[model] = home
+                restored.covers[model] = {
+                    tp: max(positions[tp], self._skip_below.get((model, tp), -1))
+                    for tp in self.seen.get(model, {home}) if tp in positions}
+        for tp, offset in offsets.items():
+            restored.rejected_below[tp] = max(offset, self._rejected_below.get(tp, -1))
+            restored.rejected[tp] = dict(self.rejected.get(tp, {}))
+            restored.skipped[tp] = self.skipped.get(tp, 0)
+        for shard, tps in shards.items():
+            covers = {tp: max(positions[tp], self._join_below.get(tp, -1))
+                      for tp in tps if tp in positions}
+            if covers.keys() & offsets.keys():
+                restored.join_covers[shard] = covers
+        return restored
+
     def _forget_restored_marks(self, partitions: Collection[TopicPartition]) -> None:
         """Drop what a restore said to skip on ``partitions`` (models' records, the join's,
         rejections) and the pending halves no partition replays any more."""

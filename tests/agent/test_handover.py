@@ -303,3 +303,95 @@ def test_a_revoke_save_cut_short_by_its_budget_leaves_an_exact_state(broker: Bro
         if record.partition == 1 and record.offset >= 30:
             other.process(record)
     assert json.dumps(other.monitors.export_state(), sort_keys=True) == expected
+
+
+@pytest.mark.brokers("apache", reason="Tansu 0.6 has no CreatePartitions")
+def test_partitions_given_back_by_the_next_assignment_are_kept_not_restored(
+        broker: Broker) -> None:
+    """An eager rebalance revokes P0 and P1 and gives P1 straight back: P1's models are the
+    very monitors the revoke dropped (not read from the topic, where the revoke's save was
+    cut short and holds only the first save), P1 resumes at its own position, the state
+    topic is said to hold P1 at its last complete save until the next save, and reading on
+    gives the reference, as does a restore of P1 after that save. P0, not given back, is
+    forgotten: a later assignment of P0 restores it from the topic."""
+    name = uuid.uuid4().hex[:8]
+    create_topics(broker.bootstrap, "events", partitions=2)
+    config = settings(broker, name)
+    models = [f"m{p}-{m}" for p in (0, 1) for m in range(10)]
+    batches = [[(int(model[1]), value(model, n)) for n in range(3 * k, 3 * k + 3)
+                for model in models] for k in range(3)]
+    records = as_records([v for batch in batches for v in batch])
+    reference = Agent(config)
+    for record in records:
+        reference.process(record)
+    states = reference.monitors.export_state()
+
+    def same(agent: Agent, names: list[str]) -> bool:  # NaN thresholds compare as JSON
+        return json.dumps(agent.monitors.export_state(), sort_keys=True) == json.dumps(
+            {m: states[m] for m in names}, sort_keys=True)
+
+    agent = Agent(config)
+    store, handover = agent.checkpointer.store, agent.handover
+    assert isinstance(store, StateTopicStore) and handover is not None
+    store.ensure_topic()
+    upto = [len(batches[0]), 2 * len(batches[0])]
+    for record in records[:upto[0]]:
+        agent.process(record)
+    assert agent.checkpoint()  # 30 records of each partition saved
+    for record in records[upto[0]:upto[1]]:
+        agent.process(record)
+    before = dict(agent.monitors.by_model)
+    handover.revoke_save_s = 0.0  # the topic keeps the first save: no restore could be this
+    agent._on_revoked({P0, P1}, False)
+    assert len(agent.monitors) == 0 and agent.positions.offsets == {}
+
+    handover.assigned({P1})
+
+    assert sorted(agent.monitors.by_model) == models[10:]
+    assert all(agent.monitors.by_model[m] is before[m] for m in models[10:])
+    assert agent.positions.offsets == {P1: 60}
+    assert agent.checkpointer.durable[P1] == 30, "the topic holds P1's first save"
+    assert "m0-0" not in scrape(agent)
+    for record in records[upto[1]:]:
+        if record.partition == 1:
+            agent.process(record)
+    assert same(agent, models[10:])
+    assert agent.checkpoint() and agent.checkpointer.durable[P1] == 90
+    handover.assigned({P0})  # a later assignment: P0 is no longer kept
+    assert agent.positions.offsets == {P0: 30, P1: 90}, "P0 restored from its first save"
+    assert all(agent.monitors.by_model[m] is not before[m] for m in models[:10])
+    store.close()
+
+    other = Agent(config)
+    assert other.handover is not None and isinstance(other.checkpointer.store,
+                                                     StateTopicStore)
+    other.handover.assigned({P1})
+    other.checkpointer.store.close()
+    assert other.positions.offsets == {P1: 90}
+    assert same(other, models[10:]), "the save after the handback restores exactly"
+
+
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+def test_partitions_are_kept_under_an_eager_assignor_and_for_a_rebalance_at_most(
+        broker: Broker, strategy: str) -> None:
+    """Kept only until the rebalance this member takes part in can have ended
+    (``kept_for_s``: a later assignment restores from the topic, since another member may
+    have read on meanwhile), and never under cooperative-sticky (its revokes name only
+    partitions that move elsewhere)."""
+    name = uuid.uuid4().hex[:8]
+    create_topics(broker.bootstrap, "events", partitions=1)
+    config = settings(broker, name, assignment_strategy=strategy)
+    agent = Agent(config)
+    handover = agent.handover
+    assert handover is not None and isinstance(agent.checkpointer.store, StateTopicStore)
+    assert handover.kept_for_s == 11.0, "max_poll_interval_ms + session_timeout_ms"
+    for record in as_records([(0, value(f"m-{m}", 0)) for m in range(5)]):
+        agent.process(record)
+    before = dict(agent.monitors.by_model)
+    agent._on_revoked({P0}, False)
+    handover.kept_for_s = 0.0 if strategy == "range" else 3600.0
+    handover.assigned({P0})
+    assert agent.positions.offsets == {P0: 5}
+    assert sorted(agent.monitors.by_model) == sorted(before)
+    assert not any(agent.monitors.by_model[m] is before[m] for m in before), "restored"
+    agent.checkpointer.store.close()

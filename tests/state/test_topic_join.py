@@ -239,3 +239,48 @@ def test_comparisons_are_saved_with_their_model_and_restored_exactly(
     assert agent.comparisons.snapshots()[0].events > 0
     agent._on_revoked({TopicPartition("events", 0)}, True)  # model a's partition: lost
     assert agent.comparisons.snapshots()[0].events == 0  # no frozen comparison stays
+
+
+@pytest.mark.parametrize("cut", [False, True], ids=["saved", "save-cut-short"])
+@pytest.mark.parametrize("kind", ["one-topic", "two-topics", "comparisons"])
+def test_partitions_given_back_keep_the_join_and_comparisons_exactly(
+    broker: Broker, kind: str, cut: bool,
+) -> None:
+    """An eager rebalance revokes every partition mid-stream and gives them all back: the
+    monitors are the ones dropped (kept, not restored), and reading on gives the reference's
+    monitors, join shards, comparisons and counts; so does a restore from the topic after the
+    next save. ``save-cut-short``: the revoke's save stops after one model, so the topic
+    holds less than what is kept."""
+    name = f"kept-{kind}-{cut}-{random.randrange(10**9)}"
+
+    def config(topic: str) -> Settings:
+        return settings(broker, topic, one_topic=kind != "two-topics",
+                        join=kind != "comparisons")
+
+    probe = config("x")
+    records = compared(5, 300) if kind == "comparisons" else joinable(12, 240, probe)
+    reference = Agent(config(f"{name}-ref"))
+    feed(reference, records)
+    owner = Agent(config(name))
+    assert owner.handover is not None
+    feed(owner, records[:len(records) // 3])
+    save(owner)
+    feed(owner, records[:2 * len(records) // 3])
+    before = dict(owner.monitors.by_model)
+    if cut:
+        owner.handover.revoke_save_s = 0.0
+    every = partitions(records)
+    owner._on_revoked(every, False)
+    owner._restore_partitions(every)
+    assert owner.monitors.by_model == before and all(
+        owner.monitors.by_model[m] is monitor for m, monitor in before.items())
+    feed(owner, records)
+    assert fingerprint(owner) == fingerprint(reference)
+    save(owner)
+    restored = Agent(config(name))
+    restored._restore_partitions(every)
+    feed(restored, records)
+    assert fingerprint(restored) == fingerprint(reference)
+    for agent in (owner, restored):
+        assert isinstance(agent.checkpointer.store, StateTopicStore)
+        agent.checkpointer.store.close()
