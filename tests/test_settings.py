@@ -1020,6 +1020,9 @@ def test_monitor_config_merges_per_model_overrides(tmp_path: Path) -> None:
     )
     for model in ("unlisted", "fraud", "quiet", "churn"):
         Monitor(model, monitoring.monitor_config(model))  # the core accepts every one
+    # Models without overrides share the defaults' (frozen) config; a listed one has its own.
+    assert monitoring.monitor_config("unlisted") is monitoring.monitor_config("another")
+    assert monitoring.monitor_config("fraud") is not monitoring.monitor_config("unlisted")
 
 
 def test_watch_direction_is_left_to_the_monitor() -> None:

@@ -138,9 +138,10 @@ class Handover:
         return frozenset(tp for job in self._queue for tp in job.partitions)
 
     def queue(self, partitions: set[TopicPartition]) -> None:
-        """Queue newly assigned partitions (an assignment, even an empty one) for
-        :meth:`step` (cheap: no I/O). Those the last revoke kept are given back from memory
-        (:mod:`driftwatch.agent.kept`); what it kept of the others is forgotten. The rest
+        """Queue newly assigned partitions for :meth:`step` (cheap: no I/O). Those the last
+        revoke kept are given back from memory (:mod:`driftwatch.agent.kept`); what it kept
+        of the others is forgotten (so is all it kept, by :meth:`forget_stale`, when no
+        assignment comes within :attr:`kept_for_s`). The rest
         are restored together, as one :meth:`~driftwatch.state.topic.StateTopicStore.load`
         would: a model whose events come from several of them is restored whole, and each
         partition resumes below every model's covers (docs/state.md)."""
