@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -195,6 +196,71 @@ def test_a_partition_revoked_or_stopped_mid_restore_leaves_nothing(broker: Broke
     agent.checkpointer.store.close()
 
 
+MODELS_ON_TWO = [f"m{p}-{m}" for p in (0, 1) for m in range(10)]
+"""Ten models homed on each of P0 and P1."""
+
+
+@dataclass
+class Revocable:
+    """An agent on P0 and P1 that saved after 30 records of each, then read on (the
+    state's exactness after a revoke, against a reference that read everything once)."""
+
+    config: Settings
+    records: list[Record]
+    states: dict[str, Any]
+    """The reference's monitors, every record read."""
+    agent: Agent
+
+    def same(self, agent: Agent, names: list[str]) -> bool:
+        """``agent``'s monitors are the reference's ``names`` (NaN thresholds compare as
+        JSON)."""
+        return json.dumps(agent.monitors.export_state(), sort_keys=True) == json.dumps(
+            {m: self.states[m] for m in names}, sort_keys=True)
+
+    def restored(self, partition: TopicPartition) -> Agent:
+        """A new agent given ``partition``: restored from the state topic."""
+        other = Agent(self.config)
+        assert other.handover is not None and isinstance(other.checkpointer.store,
+                                                         StateTopicStore)
+        other.handover.assigned({partition})
+        other.checkpointer.store.close()
+        return other
+
+    def read_on(self, agent: Agent, partition: int) -> None:
+        """Feed ``agent`` ``partition``'s records from its position."""
+        for record in self.records:
+            if record.partition == partition and \
+                    record.offset >= agent.positions.offsets[record.topic_partition]:
+                agent.process(record)
+
+
+def revocable(broker: Broker, batches: int = 2) -> Revocable:
+    """:class:`Revocable` over ``batches`` batches of three events per model; the agent
+    saved after the first and read the second."""
+    create_topics(broker.bootstrap, "events", partitions=2)
+    config = settings(broker, uuid.uuid4().hex[:8])
+    records = as_records([(int(model[1]), value(model, n)) for n in range(3 * batches)
+                          for model in MODELS_ON_TWO])
+    reference = Agent(config)
+    for record in records:
+        reference.process(record)
+    agent = Agent(config)
+    assert isinstance(agent.checkpointer.store, StateTopicStore)
+    agent.checkpointer.store.ensure_topic()
+    batch = 3 * len(MODELS_ON_TWO)
+    for record in records[:batch]:
+        agent.process(record)
+    assert agent.checkpoint()  # both partitions saved at 30 records each
+    for record in records[batch:2 * batch]:
+        agent.process(record)
+    return Revocable(config, records, reference.monitors.export_state(), agent)
+
+
+def close(agent: Agent) -> None:
+    assert isinstance(agent.checkpointer.store, StateTopicStore)
+    agent.checkpointer.store.close()  # delivers what a save cut short had sent
+
+
 def test_a_revoke_saves_only_the_partitions_that_leave(broker: Broker) -> None:
     """Under cooperative rebalancing a revoke names only the partitions that leave: their
     models are saved, the kept partitions' are not (at 10 000 models a revoke save of every
@@ -202,110 +268,50 @@ def test_a_revoke_saves_only_the_partitions_that_leave(broker: Broker) -> None:
     member left the group). What the topic holds stays exact for both: the leaving
     partition restores as it is now, the kept one as its last save left it, and its replay
     from there gives the same monitors."""
-    name = uuid.uuid4().hex[:8]
-    create_topics(broker.bootstrap, "events", partitions=2)
-    config = settings(broker, name)
-    models = [f"m{p}-{m}" for p in (0, 1) for m in range(10)]
-    first = [(int(model[1]), value(model, n)) for n in range(3) for model in models]
-    later = [(int(model[1]), value(model, n)) for n in range(3, 6) for model in models]
-    records = as_records(first + later)
-    reference = Agent(config)
-    for record in records:
-        reference.process(record)
-    expected = reference.monitors.export_state()
-
-    def same(agent: Agent, names: list[str]) -> bool:  # NaN thresholds compare as JSON
-        return json.dumps(agent.monitors.export_state(), sort_keys=True) == json.dumps(
-            {m: expected[m] for m in names}, sort_keys=True)
-
-    agent = Agent(config)
-    store = agent.checkpointer.store
-    assert isinstance(store, StateTopicStore)
-    store.ensure_topic()
-    for record in records[:len(first)]:
-        agent.process(record)
-    assert agent.checkpoint()  # both partitions saved at 30 records each
-    for record in records[len(first):]:
-        agent.process(record)
+    run = revocable(broker)
+    agent = run.agent
     saves = agent.checkpointer.saves
     agent._on_revoked({P1}, False)
     assert agent.checkpointer.saves == saves + 1
     assert agent.checkpointer.durable == {P0: 30, P1: 60}, "P0's save is still the first"
-    assert sorted(agent.monitors.export_state()) == models[:10]
-    store.close()
+    assert sorted(agent.monitors.export_state()) == MODELS_ON_TWO[:10]
+    close(agent)
 
-    def restored(partition: TopicPartition) -> Agent:
-        other = Agent(config)
-        assert other.handover is not None and isinstance(other.checkpointer.store,
-                                                         StateTopicStore)
-        other.handover.assigned({partition})
-        other.checkpointer.store.close()
-        return other
-
-    leaving = restored(P1)
+    leaving = run.restored(P1)
     assert leaving.positions.offsets == {P1: 60}
-    assert same(leaving, models[10:])
-    kept = restored(P0)
+    assert run.same(leaving, MODELS_ON_TWO[10:])
+    kept = run.restored(P0)
     assert kept.positions.offsets == {P0: 30}, "the revoke wrote nothing of P0"
-    for record in records:
-        if record.partition == 0 and record.offset >= 30:
-            kept.process(record)
-    assert same(kept, models[:10])
+    run.read_on(kept, 0)
+    assert run.same(kept, MODELS_ON_TWO[:10])
 
 
-@pytest.mark.brokers("apache", reason="Tansu 0.6 has no CreatePartitions")
 def test_a_revoke_save_cut_short_by_its_budget_leaves_an_exact_state(broker: Broker) -> None:
     """A revoke's save past its budget (here none: one model is exported, then it stops) is
     cut short before its joins and metas: nothing more becomes durable, and the partition's
     next owner resumes from its last complete save, the first model's newer record
     included, and replays from there to the same monitors as an agent never revoked."""
-    name = uuid.uuid4().hex[:8]
-    create_topics(broker.bootstrap, "events", partitions=2)
-    config = settings(broker, name)
-    models = [f"m{p}-{m}" for p in (0, 1) for m in range(10)]
-    first = [(int(model[1]), value(model, n)) for n in range(3) for model in models]
-    later = [(int(model[1]), value(model, n)) for n in range(3, 6) for model in models]
-    records = as_records(first + later)
-    reference = Agent(config)
-    for record in records:
-        reference.process(record)
-    states = reference.monitors.export_state()
-    expected = json.dumps({m: states[m] for m in models[10:]}, sort_keys=True)
-
-    agent = Agent(config)
-    store = agent.checkpointer.store
-    assert isinstance(store, StateTopicStore) and agent.handover is not None
-    store.ensure_topic()
-    for record in records[:len(first)]:
-        agent.process(record)
-    assert agent.checkpoint()
-    for record in records[len(first):]:
-        agent.process(record)
+    run = revocable(broker)
+    agent = run.agent
+    assert agent.handover is not None
     saves = agent.checkpointer.saves
     agent.handover.revoke_save_s = 0.0
     agent._on_revoked({P1}, False)
     assert agent.checkpointer.saves == saves, "cut short: not a save"
     assert agent.checkpointer.durable == {P0: 30, P1: 30}
-    assert sorted(agent.monitors.export_state()) == models[:10]
-    store.close()  # delivers the record the cut save had sent on its way
+    assert sorted(agent.monitors.export_state()) == MODELS_ON_TWO[:10]
+    close(agent)
 
-    other = Agent(config)
-    assert other.handover is not None and isinstance(other.checkpointer.store,
-                                                     StateTopicStore)
-    other.handover.assigned({P1})
-    other.checkpointer.store.close()
+    other = run.restored(P1)
     assert other.positions.offsets == {P1: 30}, "resumes from the last complete save"
-    restored = other.monitors.export_state()
-    assert [m for m in models[10:] if json.dumps(restored[m], sort_keys=True)
-            == json.dumps(states[m], sort_keys=True)] == models[10:11], \
+    assert [m for m in MODELS_ON_TWO[10:] if json.dumps(
+        other.monitors.export_state()[m], sort_keys=True) == json.dumps(
+        run.states[m], sort_keys=True)] == MODELS_ON_TWO[10:11], \
         "the one model the cut save wrote restores as it was at the revoke"
-    for record in records:
-        if record.partition == 1 and record.offset >= 30:
-            other.process(record)
-    assert json.dumps(other.monitors.export_state(), sort_keys=True) == expected
+    run.read_on(other, 1)
+    assert run.same(other, MODELS_ON_TWO[10:])
 
 
-@pytest.mark.brokers("apache", reason="Tansu 0.6 has no CreatePartitions")
 def test_partitions_given_back_by_the_next_assignment_are_kept_not_restored(
         broker: Broker) -> None:
     """An eager rebalance revokes P0 and P1 and gives P1 straight back: P1's models are the
@@ -314,32 +320,9 @@ def test_partitions_given_back_by_the_next_assignment_are_kept_not_restored(
     topic is said to hold P1 at its last complete save until the next save, and reading on
     gives the reference, as does a restore of P1 after that save. P0, not given back, is
     forgotten: a later assignment of P0 restores it from the topic."""
-    name = uuid.uuid4().hex[:8]
-    create_topics(broker.bootstrap, "events", partitions=2)
-    config = settings(broker, name)
-    models = [f"m{p}-{m}" for p in (0, 1) for m in range(10)]
-    batches = [[(int(model[1]), value(model, n)) for n in range(3 * k, 3 * k + 3)
-                for model in models] for k in range(3)]
-    records = as_records([v for batch in batches for v in batch])
-    reference = Agent(config)
-    for record in records:
-        reference.process(record)
-    states = reference.monitors.export_state()
-
-    def same(agent: Agent, names: list[str]) -> bool:  # NaN thresholds compare as JSON
-        return json.dumps(agent.monitors.export_state(), sort_keys=True) == json.dumps(
-            {m: states[m] for m in names}, sort_keys=True)
-
-    agent = Agent(config)
-    store, handover = agent.checkpointer.store, agent.handover
-    assert isinstance(store, StateTopicStore) and handover is not None
-    store.ensure_topic()
-    upto = [len(batches[0]), 2 * len(batches[0])]
-    for record in records[:upto[0]]:
-        agent.process(record)
-    assert agent.checkpoint()  # 30 records of each partition saved
-    for record in records[upto[0]:upto[1]]:
-        agent.process(record)
+    run = revocable(broker, batches=3)
+    agent, handover = run.agent, run.agent.handover
+    assert handover is not None
     before = dict(agent.monitors.by_model)
     handover.revoke_save_s = 0.0  # the topic keeps the first save: no restore could be this
     agent._on_revoked({P0, P1}, False)
@@ -347,28 +330,22 @@ def test_partitions_given_back_by_the_next_assignment_are_kept_not_restored(
 
     handover.assigned({P1})
 
-    assert sorted(agent.monitors.by_model) == models[10:]
-    assert all(agent.monitors.by_model[m] is before[m] for m in models[10:])
+    assert sorted(agent.monitors.by_model) == MODELS_ON_TWO[10:]
+    assert all(agent.monitors.by_model[m] is before[m] for m in MODELS_ON_TWO[10:])
     assert agent.positions.offsets == {P1: 60}
     assert agent.checkpointer.durable[P1] == 30, "the topic holds P1's first save"
     assert "m0-0" not in scrape(agent)
-    for record in records[upto[1]:]:
-        if record.partition == 1:
-            agent.process(record)
-    assert same(agent, models[10:])
+    run.read_on(agent, 1)
+    assert run.same(agent, MODELS_ON_TWO[10:])
     assert agent.checkpoint() and agent.checkpointer.durable[P1] == 90
     handover.assigned({P0})  # a later assignment: P0 is no longer kept
     assert agent.positions.offsets == {P0: 30, P1: 90}, "P0 restored from its first save"
-    assert all(agent.monitors.by_model[m] is not before[m] for m in models[:10])
-    store.close()
+    assert all(agent.monitors.by_model[m] is not before[m] for m in MODELS_ON_TWO[:10])
+    close(agent)
 
-    other = Agent(config)
-    assert other.handover is not None and isinstance(other.checkpointer.store,
-                                                     StateTopicStore)
-    other.handover.assigned({P1})
-    other.checkpointer.store.close()
+    other = run.restored(P1)
     assert other.positions.offsets == {P1: 90}
-    assert same(other, models[10:]), "the save after the handback restores exactly"
+    assert run.same(other, MODELS_ON_TWO[10:]), "the save after the handback restores exactly"
 
 
 @pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
