@@ -393,13 +393,12 @@ class PrequentialWindow:
         )
 
     def scores_by_class(self) -> tuple[list[float], list[float]]:
-        """The scores of the window's positives and of its negatives, oldest first. O(d),
-        without :meth:`export_state`'s list per event (DeLong's standard error at every
-        snapshot reads them)."""
+        """The scores of the window's positives and of its negatives, each ascending: the
+        pair count's sorted lists, copied at C speed (DeLong's standard error at every
+        snapshot reads them; walking the window's events for them took longer than the
+        standard error itself)."""
         self._settle()
-        events = self._events
-        return ([score for label, score, _ in events if label],
-                [score for label, score, _ in events if not label])
+        return self._pairs.scores()
 
     def export_state(self, compact: bool = False) -> dict[str, Any]:
         """The window as JSON-serializable plain data; :meth:`from_state` restores it. O(d).

@@ -203,7 +203,7 @@ def test_pairs_add_remove_replace_across_layouts(data: st.DataObject, list_limit
     With a small limit the pair count moves between the plain lists (the inline fast path)
     and ``SortedList`` many times; replace() is checked in both layouts, including the change
     of class that makes one list grow past the limit, and the layout after every change is
-    the one the rule gives.
+    the one the rule gives, and the scores read back (ascending, per class) are the ones held.
     """
     pairs = AUCPairs(list_limit=list_limit)
     held: list[tuple[int, float]] = []
@@ -230,6 +230,8 @@ def test_pairs_add_remove_replace_across_layouts(data: st.DataObject, list_limit
         assert (pairs.positives, pairs.negatives) == (positives, len(held) - positives)
         in_sorted = expected_layout(in_sorted, positives, len(held) - positives, list_limit)
         assert (pairs._lists is None) == in_sorted
+        assert pairs.scores() == (sorted(s for y, s in held if y),
+                                  sorted(s for y, s in held if not y))
         pairs._check()
 
 
