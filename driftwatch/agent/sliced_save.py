@@ -75,17 +75,14 @@ class SlicedSave:
         """
         started = self._clock()
         try:
-            if self.exporting:
-                while self.exporting:
-                    payload, progress = export((self._models[self._next],))
-                    self.saving.send_models(payload)
-                    self.exported.update(progress)
-                    self._next += 1
-                    if self._clock() - started >= self._slice_s:
-                        break
-                if self.exporting:
+            while self.exporting:
+                payload, progress = export((self._models[self._next],))
+                self.saving.send_models(payload)
+                self.exported.update(progress)
+                self._next += 1
+                if self._clock() - started >= self._slice_s:
                     return False
-                self.saving.models_sent()
+            self.saving.models_sent()  # also when no model moved: the metas still go
             return self.saving.poll()
         finally:
             took = self._clock() - started

@@ -22,6 +22,7 @@ from driftwatch.pipeline import progress
 from driftwatch.settings import Settings
 from driftwatch.state.topic import StateTopicStore
 from tests.broker import Broker
+from tests.integration.helpers import wait_for
 from tests.state.test_topic import P0, P1, Owner, reference, states_of, store_for, stream
 
 MODELS = {"a": [P0], "b": [P0], "c": [P1], "d": [P1], "quiet": [P1]}
@@ -157,3 +158,31 @@ def test_the_agent_voids_a_round_when_partitions_go_and_saves_the_rest_exactly(
         for each in (agent, restored):
             assert isinstance(each.checkpointer.store, StateTopicStore)
             each.checkpointer.store.close()
+
+
+def test_a_round_when_only_rejected_records_came_saves_their_offsets(broker: Broker) -> None:
+    """Records since the last save that moved no model (all rejected) still need a round:
+    no model record, the metas with the new offsets; it completes and they become durable.
+    (A round of no models once waited for models that never came, and nothing more was
+    saved or committed until the next rebalance.)"""
+    settings = Settings(kafka={"bootstrap_servers": broker.bootstrap, "topics": ["events"]},
+                        checkpoint={"backend": "kafka", "topic": "agent-rejected"})
+    agent = Agent(settings, snapshot_interval_s=0.0)
+    try:
+        for offset in range(20):
+            value = json.dumps({"model": "a", "label": offset % 2, "score": 0.25})
+            agent.process(Record("events", 0, offset, None, value.encode(), 0))
+        while agent.checkpointer.sliced is not None or not agent.checkpointer.durable:
+            assert agent.checkpoint(whole=False)
+        for offset in range(20, 30):
+            agent.process(Record("events", 0, offset, None, b"not json", 0))
+        assert list(agent.saved_state.unsaved()) == []
+        saves = agent.checkpointer.saves
+        assert agent.checkpoint(whole=False)
+        wait_for(lambda: agent.checkpoint(whole=False) and agent.checkpointer.sliced is None,
+                 30, "the round done", interval_s=0.01)
+        assert agent.checkpointer.saves == saves + 1
+        assert agent.checkpointer.durable == {TopicPartition("events", 0): 30}
+    finally:
+        assert isinstance(agent.checkpointer.store, StateTopicStore)
+        agent.checkpointer.store.close()
