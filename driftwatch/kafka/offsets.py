@@ -222,6 +222,14 @@ class Offsets:
         consumer.resume(*[_KafkaTopicPartition(*tp) for tp in sorted(released)])
         log.info("partitions resumed: %s", sorted(released))
 
+    def hold_all(self, consumer: Any) -> None:
+        """Pause and hold every assigned partition, as :meth:`assign` holds new ones (and goes
+        on holding them with ``hold_assigned``). On the loop's thread; no I/O."""
+        with self._lock:
+            self.held |= self._assigned
+            held = sorted(self.held)
+        consumer.pause(*[_KafkaTopicPartition(*tp) for tp in held])
+
     def _seek(self, consumer: Any, partitions: set[TopicPartition],
               offsets: Mapping[TopicPartition, int]) -> None:
         for tp, offset in offsets.items():

@@ -357,6 +357,14 @@ class KafkaSource:
         if self._consumer is not None:
             self._offsets.release(self._consumer, offsets)
 
+    def hold_all(self) -> None:
+        """Hold every assigned partition, and (``hold_assigned``) every one assigned later,
+        until the source closes: polls go on, for the group's heartbeats and rebalances, but
+        return no record, and wait at most :data:`HELD_POLL_TIMEOUT_S`. The agent's last save
+        runs between such polls. No I/O."""
+        if self._consumer is not None:
+            self._offsets.hold_all(self._consumer)
+
     def commit(self, offsets: Mapping[TopicPartition, int]) -> bool:
         """Commit ``offsets`` (partition → next offset to read), blocking at most
         ``request_timeout_s``.
