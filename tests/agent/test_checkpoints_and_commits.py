@@ -185,7 +185,7 @@ def test_nothing_consumed_is_never_saved_but_restored_offsets_are_committed(
     for _ in range(3):
         clock.now += agent.checkpointer.interval_s
         assert agent.checkpointer.due() and agent.checkpoint()
-    assert agent._final_checkpoint()
+    assert agent._final_checkpoint(source)
     assert not (tmp_path / FILENAME).exists() and agent.checkpointer.saves == 0
     assert not agent.checkpointer.due(), "the next one is an interval away"
 
@@ -198,7 +198,7 @@ def test_nothing_consumed_is_never_saved_but_restored_offsets_are_committed(
     restarted, source = make_agent(tmp_path, clock)
     restarted.restore()
     clock.now += restarted.checkpointer.interval_s
-    assert restarted.checkpoint() and restarted._final_checkpoint()
+    assert restarted.checkpoint() and restarted._final_checkpoint(source)
     assert restarted.checkpointer.saves == 0
     assert (tmp_path / FILENAME).stat().st_mtime_ns == written, "not written again"
     assert source.commits_made == [{TopicPartition("events", 0): 2}] * 2
@@ -246,7 +246,7 @@ def test_the_final_checkpoint_failing_commits_nothing(tmp_path: Path) -> None:
     agent, source = make_agent(tmp_path, Clock())
     agent.process(event(0))
     break_saves(tmp_path)
-    assert not agent._final_checkpoint()
+    assert not agent._final_checkpoint(source)
     assert source.commits_made == []
     assert agent.checkpointer.failures == FINAL_SAVE_ATTEMPTS
 
