@@ -78,9 +78,9 @@ class _Restore:
     states: Iterator[tuple[str, dict[str, Any]]] | None = None
     built: dict[str, Monitor] = field(default_factory=dict)
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
-    durable: dict[TopicPartition, int] | None = None
-    """What the state topic holds of partitions given back; None: what was read."""
-    timestamps_ms: dict[TopicPartition, int] = field(default_factory=dict)
+    kept: Kept | None = None
+    """What a revoke kept of partitions given back (their durable offsets and record
+    times); None: restored from what was read."""
 
     def close(self) -> None:
         if self.reading is not None:
@@ -154,7 +154,7 @@ class Handover:
             self._queue.append(_Restore(
                 given, None, self.clock(), restored=back.restored,
                 states=iter(()), built=back.monitors, snapshots=back.snapshots,
-                durable=back.durable, timestamps_ms=back.timestamps_ms))
+                kept=back))
         if partitions:
             self._queue.append(_Restore(frozenset(partitions),
                                         self.store.restoring(partitions), self.clock()))
@@ -307,9 +307,12 @@ class Handover:
         state.rejections.add_partitions({}, sum(restored.skipped.values()))
         resumed = {TopicPartition(*tp): o for tp, o in restored.offsets.items()}
         state.positions.take_over(resumed, restored=bool(restored.offsets))
-        state.positions.timestamps_ms.update(job.timestamps_ms)
         # What the topic holds of them: read, or as the last complete save left it.
-        state.checkpointer.durable.update(resumed if job.durable is None else job.durable)
+        if job.kept is None:
+            state.checkpointer.durable.update(resumed)
+        else:
+            state.positions.timestamps_ms.update(job.kept.timestamps_ms)
+            state.checkpointer.durable.update(job.kept.durable)
         if restored.split or clashes:
             log.warning("%d model(s) also have events on partitions of other replicas and "
                         "cannot be handed over exactly: %s", len(restored.split | clashes),
