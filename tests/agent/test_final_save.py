@@ -19,7 +19,7 @@ from kafka import TopicPartition as KafkaTopicPartition
 from driftwatch.agent.loop import Agent
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.source import KafkaSource
-from tests.agent.test_handover import P0, as_records, send, settings, value
+from tests.agent.test_handover import P0, as_records, running, send, settings, value
 from tests.broker import Broker
 from tests.integration.helpers import create_topics, wait_for
 
@@ -42,17 +42,8 @@ def committed(broker: Broker, group: str) -> int | None:
 
 def run_until(agent: Agent, stop: threading.Event, read: int) -> tuple[threading.Thread,
                                                                        list[BaseException]]:
-    """``agent`` running in a thread until it has read ``read`` records of P0."""
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            agent.run(stop)
-        except BaseException as error:  # handed to the test
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    """``agent`` running in a thread, once it has read ``read`` records of P0."""
+    thread, errors = running(agent, stop)
     wait_for(lambda: agent.positions.offsets.get(P0) == read or errors, 60, f"{read} read",
              diagnostics=lambda: f"at {agent.positions.offsets}")
     return thread, errors

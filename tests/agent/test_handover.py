@@ -65,6 +65,22 @@ def send(producer: KafkaProducer, values: list[tuple[int, bytes]]) -> None:
     producer.flush(timeout=30)
 
 
+def running(agent: Agent, stop: threading.Event) -> tuple[threading.Thread,
+                                                         list[BaseException]]:
+    """``agent`` running in a thread until ``stop`` is set; what it raises goes to the list."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            agent.run(stop)
+        except BaseException as error:  # handed to the test
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, errors
+
+
 def saved_state(config: Settings, records: list[Record]) -> Agent:
     """An agent that processed ``records`` and saved them to the state topic (not run)."""
     agent = Agent(config)
@@ -110,16 +126,7 @@ def test_a_restore_runs_in_slices_while_another_partition_is_read(
 
     handover.step = counted  # type: ignore[method-assign]
     stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            agent.run(stop)
-        except BaseException as error:  # handed to the test
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    thread, errors = running(agent, stop)
     try:
         send(producer, first)
         wait_for(lambda: agent.positions.offsets.get(P0) == len(first) or errors, 60,
