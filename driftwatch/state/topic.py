@@ -793,6 +793,7 @@ class SaveRound:
             ((saved["home"][0], saved["home"][1]), "") for saved in payload.get("joins", ())]
         self._models_open = True
         self._deadline: float | None = None
+        self._awaited = 0  # records unacknowledged when the deadline was last set
         self.written = 0
         self.records = 0
         self.done = False
@@ -814,8 +815,8 @@ class SaveRound:
         record, metas included, is acknowledged.
 
         Raises:
-            StateSaveError: a record was refused, or none of the awaited ones was
-                acknowledged within ``request_timeout_s`` once all were sent.
+            StateSaveError: a record was refused, or, once all were sent, none of the
+                awaited ones was acknowledged for ``request_timeout_s``.
             BrokerRefused: the brokers refuse WRITE on the topic.
         """
         while not self.done and not self._models_open:
@@ -825,12 +826,16 @@ class SaveRound:
                     self._raise(future.exception)
             if pending:
                 now = time.monotonic()
-                if self._deadline is None:
+                # The wait is for the next acknowledgement, not for the whole stage: a stage
+                # of thousands of model records (tens of MB) may take a loaded broker longer
+                # than request_timeout_s to acknowledge while it keeps acknowledging.
+                if self._deadline is None or len(pending) < self._awaited:
                     self._deadline = now + self._store.request_timeout_s
+                    self._awaited = len(pending)
                 elif now > self._deadline:
                     raise StateSaveError(
                         f"saving to state topic {self._store.topic}: {len(pending)} record(s) "
-                        f"not acknowledged within {self._store.request_timeout_s:.0f} s")
+                        f"awaited, none acknowledged for {self._store.request_timeout_s:.0f} s")
                 return False
             self._futures, self._deadline = [], None
             if not self._stages:

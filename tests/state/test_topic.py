@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
+from kafka.future import Future
 
 from driftwatch.agent.partition_states import PartitionStates
 from driftwatch.core.events import Event
@@ -24,6 +25,7 @@ from driftwatch.core.monitor import Monitor, MonitorConfig
 from driftwatch.pipeline import progress
 from driftwatch.state.checkpoint import CheckpointSettingError
 from driftwatch.state.topic import (
+    SaveRound,
     StateSaveError,
     StateTopicStore,
     StateTopicUnavailable,
@@ -533,3 +535,43 @@ def test_a_restore_stepped_again_after_the_loop_was_away_is_not_a_broker_failure
     finally:
         reading.close()
         store.close()
+
+
+def test_a_round_waits_for_the_next_acknowledgement_not_for_the_whole_stage(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded broker acknowledges a stage of many model records slowly but steadily: the
+    round fails only once no record was acknowledged for ``request_timeout_s``. (It failed
+    when the whole stage took longer: the fleet benchmark's 4-agent run, a broker and
+    producers on two cores, failed save after save at "N records not acknowledged within
+    5 s", /readyz 503 and nothing committed for a minute, while acknowledgements came.)
+
+    The acknowledgements are kafka-python's own futures, resolved here as a broker would
+    resolve them, on a clock the test moves."""
+    now = [0.0]
+    monkeypatch.setattr("driftwatch.state.topic.time.monotonic", lambda: now[0])
+    futures: list[Future] = []
+
+    class Acknowledging:
+        """The producer's ``send``: a future per record, resolved by the test."""
+
+        def send(self, topic: str, **record: Any) -> Future:
+            futures.append(Future())
+            return futures[-1]
+
+    owner = Owner()
+    owner.feed(stream(5, 400, {f"m{i}": [P0] for i in range(20)}))
+    payload = owner.payload()
+    store = StateTopicStore({"bootstrap_servers": f"127.0.0.1:{free_port()}"}, "slow",
+                            request_timeout_s=5.0)
+    saving = SaveRound(store, Acknowledging(), 1, {**payload, "models": {}})
+    saving.send_models(payload)
+    saving.models_sent()
+    assert len(futures) == 20 and not saving.poll()
+    for future in futures[:19]:  # one acknowledgement every 4 s: 76 s for the stage
+        now[0] += 4.0
+        future.success(None)
+        assert not saving.poll()
+    now[0] += 5.5  # the last one: nothing for more than 5 s
+    with pytest.raises(StateSaveError, match=r"1 record\(s\) awaited, none acknowledged for 5 s"):
+        saving.poll()
+    store.close()
