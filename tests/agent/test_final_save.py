@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 
@@ -50,7 +51,7 @@ def run_until(agent: Agent, stop: threading.Event, read: int) -> tuple[threading
 
 
 def test_the_last_save_polls_between_slices_stays_in_the_group_and_reads_nothing_more(
-        broker: Broker) -> None:
+        broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
     """90 busy models saved at a stop, 3.6 s of exporting: the save is sliced with polls
     between (the member is not evicted at 1 s, so the group's commit is the save's offset),
     records sent during the save are not read, and an agent started after it resumes there
@@ -76,7 +77,7 @@ def test_the_last_save_polls_between_slices_stays_in_the_group_and_reads_nothing
             time.sleep(EXPORT_S * len(models))
         return export(models, offsets)
 
-    agent.saved_state.export = slow_export  # type: ignore[method-assign]
+    monkeypatch.setattr(agent.saved_state, "export", slow_export)
     poll = KafkaSource.poll
 
     def counted(source: KafkaSource) -> list[Any]:
@@ -85,14 +86,12 @@ def test_the_last_save_polls_between_slices_stays_in_the_group_and_reads_nothing
             positions.append(dict(agent.positions.offsets))
         return poll(source)
 
-    KafkaSource.poll = counted  # type: ignore[method-assign]
-    try:
-        send(producer, first)
-        thread, errors = run_until(agent, stop, len(first))
-        stop.set()
-        thread.join(60)
-    finally:
-        KafkaSource.poll = poll  # type: ignore[method-assign]
+    monkeypatch.setattr(KafkaSource, "poll", counted)
+    send(producer, first)
+    thread, errors = run_until(agent, stop, len(first))
+    stop.set()
+    thread.join(60)
+    monkeypatch.undo()  # the agent started below polls as usual
     assert not errors, errors
     assert not thread.is_alive()
     exports = steps.count("export")

@@ -305,8 +305,8 @@ class AUCPairs:
 
     def scores(self) -> tuple[list[float], list[float]]:
         """The positives' scores and the negatives' scores, each ascending: copies, O(n) at C
-        speed (DeLong's standard error reads them at every snapshot, and sorts them again
-        in C, which on sorted input is a linear pass)."""
+        speed (DeLong's standard error reads them at every snapshot; its own sort in C is
+        cheap on input already sorted)."""
         if self._lists is not None:
             return list(self._lists[0]), list(self._lists[1])
         assert self._sorted is not None
