@@ -185,15 +185,15 @@ class Checkpointer:
 
     def advance(self, export: Export, writer: str) -> bool | None:
         """Move the sliced save on by one slice (:meth:`SlicedSave.step`): None while it
-        is under way, True once it is done (its offsets durable), False when it failed
-        (counted, retried with backoff) or was made void by a new epoch (``writer``
-        changed: partitions came or went; due again at once)."""
+        is under way or when a new epoch made it void (``writer`` changed: partitions came
+        or went; dropped, no failure, and due again at once), True once it is done (its
+        offsets durable), False when it failed (counted, retried with backoff)."""
         sliced = self.sliced
         assert sliced is not None
         if sliced.writer != writer:
             self.sliced = None
             self._due_at = self._clock()
-            return False
+            return None
         try:
             with _gc_paused():
                 if not sliced.step(export):

@@ -284,15 +284,15 @@ class Agent:
         With the state topic and not ``whole`` (the loop's saves), the save is sliced
         (:mod:`driftwatch.agent.sliced_save`): the first call takes its snapshot, each call
         moves it on by a slice, and the call that finds it done commits its snapshot's
-        offsets (True also while it is under way). ``whole`` (the last save, a test) saves
+        offsets (True also while it is under way, and when a rebalance made it void: the
+        next call begins another). ``whole`` (the last save, a test) saves
         at once, dropping a sliced save under way.
         """
         checkpointer = self.checkpointer
         if checkpointer.sliced is not None and not whole:
             return self._advance_sliced()
         offsets = dict(self.positions.offsets)
-        if offsets == checkpointer.durable and not checkpointer.failing \
-                and checkpointer.sliced is None:
+        if self._saved_all:
             checkpointer.nothing_to_save()  # the module docstring: nothing consumed
             if self.source is not None:
                 self.source.commit(offsets)
@@ -319,6 +319,14 @@ class Agent:
         if self.source is not None:
             self.source.commit(self.checkpointer.durable)
         return True
+
+    @property
+    def _saved_all(self) -> bool:
+        """Whether the last durable save holds everything processed: no record since, no
+        save under way or failing."""
+        checkpointer = self.checkpointer
+        return checkpointer.sliced is None and not checkpointer.failing \
+            and self.positions.offsets == checkpointer.durable
 
     def _advance_sliced(self) -> bool:
         """Move the sliced save on by a slice; commit its offsets once it is done."""
@@ -427,21 +435,16 @@ class Agent:
         Records a poll still returns are left unread: the offsets committed are the save's.
         """
         source.hold_all()
-        checkpointer, partitioned = self.checkpointer, self.partitioned
-        assert partitioned is not None
         failed, retry_at = 0, 0.0
         while True:
-            if checkpointer.sliced is None and not checkpointer.failing \
-                    and self.positions.offsets == checkpointer.durable:
-                return self.checkpoint()  # saved: commits the offsets it covers
-            if self._clock() >= retry_at:
-                void = checkpointer.sliced is not None \
-                    and checkpointer.sliced.writer != partitioned.writer
-                if not self.checkpoint(whole=False) and not void:
-                    failed += 1
-                    if failed == FINAL_SAVE_ATTEMPTS:
-                        return self._final_failed()
-                    retry_at = self._clock() + FINAL_SAVE_RETRY_S * failed
+            if self._saved_all:
+                return self.checkpoint()  # commits the offsets the save covers
+            # A round a rebalance made void is no failure: the next call begins another.
+            if self._clock() >= retry_at and not self.checkpoint(whole=False):
+                failed += 1
+                if failed == FINAL_SAVE_ATTEMPTS:
+                    return self._final_failed()
+                retry_at = self._clock() + FINAL_SAVE_RETRY_S * failed
             source.poll()
 
     def _final_failed(self) -> bool:
