@@ -357,12 +357,15 @@ class Result:
 
 
 def fleet_settings(bootstrap: str, topic: str, group: str, name: str, models: int,
-                   overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   overrides: Mapping[str, Any] | None = None, *,
+                   static: bool = False) -> dict[str, Any]:
     """An agent's settings: the defaults, but the broker, topic, group, a loopback metrics
-    port, ``limits.max_models`` (N) and the state topic backend; ``overrides`` on top."""
+    port, ``limits.max_models`` (N) and the state topic backend; ``overrides`` on top.
+    ``static``: a static member named ``name`` (``kafka.group_instance_id``), which its
+    restart after the kill keeps, as a container restarted in its Pod keeps the Pod's name."""
     return deep_merge({
         "kafka": {"bootstrap_servers": [bootstrap], "topics": [topic], "group_id": group,
-                  "client_id": name},
+                  "client_id": name, **({"group_instance_id": name} if static else {})},
         "metrics": {"host": HOST, "port": free_port()},
         "checkpoint": {"backend": "kafka"},
         "limits": {"max_models": models},
@@ -457,14 +460,16 @@ class Agents:
 def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
                       expected: Mapping[tuple[str, Labels], float], *, seed: int = 25,
                       overrides: Mapping[str, Any] | None = None, producers: int = PRODUCERS,
-                      produce_seconds: float = 0.0, timeout_s: float = 3600.0) -> Result:
+                      produce_seconds: float = 0.0, timeout_s: float = 3600.0,
+                      static: bool = False) -> Result:
     """One configuration on a topic and group (so a state topic) of its own: a random share
     (:data:`KILL_SHARE`) of every model's events produced, ``count`` agents started; the rest
     produced (over about ``produce_seconds``) while they read; once every agent has saved
     and the first share is read, a random 0 to 3 s later one agent is SIGKILLed and started
     again; then wait until the whole stream is read and measure (module docstring). A
     configuration not done within ``timeout_s`` (a group that churns for ever) is reported
-    as not finished, with what was measured until then."""
+    as not finished, with what was measured until then. ``static``: static members
+    (:func:`fleet_settings`)."""
     started = time.monotonic()
     FAILED_SCRAPES.clear()
     rng = random.Random(seed * 100 + count)
@@ -475,7 +480,8 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
     result.before = (first * fleet.models, produce_fleet(bootstrap, topic, fleet, 0, first,
                                                          producers=producers))
     processes = [AgentProcess(fleet_settings(bootstrap, topic, group, f"{group}-{i}",
-                                             fleet.models, overrides), directory, f"{group}-{i}")
+                                             fleet.models, overrides, static=static),
+                              directory, f"{group}-{i}")
                  for i in range(count)]
     with Agents(processes) as agents, ThreadPoolExecutor(1) as background:
         logged: dict[str, int] = {}
@@ -616,7 +622,8 @@ HEADER = ("| broker | agents | models / partitions | produced before the agents 
 def table(models: int, agent_counts: Sequence[int], broker: str, events: int = EVENTS_PER_MODEL,
           producers: int = PRODUCERS, timeout_s: float = 1800.0,
           assignment_strategy: str = "range", per_model: str = "all",
-          logs: Path | None = None) -> None:
+          logs: Path | None = None, static: bool = False,
+          session_timeout_ms: int | None = None) -> None:
     fleet = Fleet(models, events)
     settings = Settings.model_validate({"limits": {"max_models": models},
                                         "metrics": {"per_model": per_model}})
@@ -627,7 +634,13 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
           f"{producers} producer processes; reference (pure monitors) built in "
           f"{time.monotonic() - started:.0f} s; the agents with the default group timeouts "
           f"and checkpoint interval, state topic backend, kafka.assignment_strategy "
-          f"{assignment_strategy}, metrics.per_model {per_model}\n", flush=True)
+          f"{assignment_strategy}, metrics.per_model {per_model}"
+          f"{', static members (kafka.group_instance_id)' if static else ''}"
+          f"{f', kafka.session_timeout_ms {session_timeout_ms}' if session_timeout_ms else ''}"
+          "\n", flush=True)
+    kafka: dict[str, Any] = {"assignment_strategy": assignment_strategy}
+    if session_timeout_ms:
+        kafka["session_timeout_ms"] = session_timeout_ms
     print(HEADER)
     print("|---" * (HEADER.count("|") - 1) + "|")
     if logs is not None:
@@ -640,8 +653,8 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
                 result = run_configuration(
                     opened.bootstrap, fleet, count, Path(directory), expected,
                     producers=producers, timeout_s=timeout_s,
-                    overrides={"kafka": {"assignment_strategy": assignment_strategy},
-                               "metrics": {"per_model": per_model}})
+                    overrides={"kafka": kafka, "metrics": {"per_model": per_model}},
+                    static=static)
                 print(row(kind, fleet, result), flush=True)
 
 
@@ -667,6 +680,11 @@ if __name__ == "__main__":
                         help="the agents' kafka.assignment_strategy (range, the default: eager)")
     parser.add_argument("--per-model", default="all", choices=("all", "standard", "minimal"),
                         help="the agents' metrics.per_model export level (all, the default)")
+    parser.add_argument("--static", action="store_true",
+                        help="static members: each agent's kafka.group_instance_id is its "
+                        "name, kept by its restart after the kill")
+    parser.add_argument("--session-timeout-ms", type=int,
+                        help="the agents' kafka.session_timeout_ms (default: the setting's)")
     parser.add_argument("--logs", type=Path, help="keep the agents' settings and logs in a "
                         "new directory under this one (default: deleted after the run)")
     args = parser.parse_args()
@@ -674,4 +692,4 @@ if __name__ == "__main__":
           args.agents or (QUICK_AGENTS if args.quick else AGENTS), args.broker, args.events,
           args.producers, 60 * args.minutes if args.minutes else
           QUICK_TIMEOUT_S if args.quick else TIMEOUT_S, args.assignment_strategy,
-          args.per_model, args.logs)
+          args.per_model, args.logs, args.static, args.session_timeout_ms)
