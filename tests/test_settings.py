@@ -437,6 +437,30 @@ BAD_VALUES = [
         id="assignors-owned-by-a-setting",
     ),
     pytest.param(
+        "kafka: {client_options: {group_instance_id: pod-0}}",
+        "kafka.client_options.group_instance_id ",
+        "set by kafka.group_instance_id, not here",
+        id="instance-id-owned-by-a-setting",
+    ),
+    pytest.param(
+        "kafka: {topics: [a], assignment: all_partitions, group_instance_id: pod-0}",
+        "kafka.group_instance_id (DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID): ",
+        "assignment all_partitions joins no group",
+        id="instance-id-without-a-group",
+    ),
+    pytest.param(
+        "kafka: {group_instance_id: 'pod 0'}",
+        "kafka.group_instance_id (DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID): ",
+        "should match pattern",
+        id="instance-id-kafka-refuses",
+    ),
+    pytest.param(
+        "kafka: {group_instance_id: '..'}",
+        "kafka.group_instance_id (DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID): ",
+        "Kafka refuses '..'",
+        id="instance-id-dots",
+    ),
+    pytest.param(
         "kafka: {assignment_strategy: sticky}",
         "kafka.assignment_strategy (DRIFTWATCH_KAFKA__ASSIGNMENT_STRATEGY): ",
         "'cooperative-sticky', 'range' or 'roundrobin', got 'sticky'",
@@ -877,6 +901,24 @@ def test_consumer_config_keys_are_kafka_python_options(tmp_path: Path) -> None:
         ssl_password="k",  # type: ignore[arg-type]
     )
     assert set(settings.consumer_config()) <= set(kafka.KafkaConsumer.DEFAULT_CONFIG)
+
+
+def test_a_group_instance_id_reaches_the_consumer_and_no_group_less_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Downward API's Pod name, as the chart passes it, makes the agent a static member;
+    a range replay (no group) leaves it out: kafka-python refuses an instance id without a
+    group."""
+    kafka = kafka_python()
+    from driftwatch.replay.kafka_range import KafkaRangeSource
+
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID", "driftwatch-7d9f-x2")
+    config = load_settings(None).kafka.consumer_config()
+    assert config["group_instance_id"] == "driftwatch-7d9f-x2"
+    assert "group_instance_id" not in KafkaSettings().consumer_config()
+    replay = KafkaRangeSource("scores", {**config, "api_version": (2, 5, 0),
+                                         "bootstrap_servers": ["127.0.0.1:1"]})
+    kafka.KafkaConsumer(**replay._config).close()  # no KafkaConfigurationError
 
 
 def test_client_options_from_the_environment_are_converted(

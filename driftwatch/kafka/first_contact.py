@@ -265,6 +265,10 @@ _GROUP_REFUSALS: dict[type[BaseException], str] = {
         "(docs/running.md, changing the assignment strategy), or another application "
         "with this group id, and then give the agent a kafka.group_id of its own"),
     kafka_errors.InvalidGroupIdError: "the brokers refuse kafka.group_id",
+    kafka_errors.FencedInstanceIdError: (
+        "a newer member joined with this kafka.group_instance_id and took its place: two "
+        "replicas share the id (give each its own, such as its Pod's name), or this one "
+        "was replaced while it could not reach the brokers"),
     kafka_errors.GroupMaxSizeReachedError: (
         "the group has as many members as the brokers' group.max.size allows: fewer "
         "replicas, or a larger group.max.size"),

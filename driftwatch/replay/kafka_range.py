@@ -50,7 +50,8 @@ class KafkaRangeSource:
                  idle_timeout_s: float = 30.0) -> None:
         self.name = f"kafka topic {topic}"
         self.topic = topic
-        self._config = {**consumer_config, "group_id": None, "enable_auto_commit": False}
+        self._config = {**consumer_config, "group_id": None, "group_instance_id": None,
+                        "enable_auto_commit": False}
         self._from = from_offset
         self._to = to_offset
         self._idle_timeout_s = idle_timeout_s

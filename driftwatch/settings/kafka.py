@@ -127,6 +127,18 @@ class KafkaSettings(_Section):
         default="driftwatch",
         description="Client id reported to the brokers (their logs and quotas).",
     )
+    group_instance_id: TopicName | None = Field(
+        default=None,
+        description=(
+            "Static membership (Kafka's group.instance.id, KIP-345): a name unique to this "
+            "replica and stable across its restarts, such as its Pod's name. A replica that "
+            "restarts within session_timeout_ms gets its partitions back without a rebalance "
+            "(the other replicas never stop reading, and it skips the wait for its old "
+            "session to time out); one that stops for good does not leave the group, so its "
+            "partitions move only once its session times out. Two replicas with the same id "
+            "fence each other. None: dynamic membership."
+        ),
+    )
     poll_batch: int = Field(
         default=500,
         ge=1,
@@ -357,6 +369,16 @@ class KafkaSettings(_Section):
                 ("topic_pattern",), "assignment all_partitions reads the partitions of named "
                 "topics: list them in topics", self.topic_pattern,
             ))
+        if self.group_instance_id is not None and self.assignment == "all_partitions":
+            problems.append(_problem(
+                ("group_instance_id",), "assignment all_partitions joins no group",
+                self.group_instance_id,
+            ))
+        if self.group_instance_id in (".", ".."):
+            problems.append(_problem(
+                ("group_instance_id",), f"Kafka refuses {self.group_instance_id!r}",
+                self.group_instance_id,
+            ))
         if 3 * self.heartbeat_interval_ms > self.session_timeout_ms:
             problems.append(_problem(
                 ("heartbeat_interval_ms",),
@@ -460,6 +482,8 @@ class KafkaSettings(_Section):
             "reconnect_backoff_max_ms": round(self.reconnect_backoff_max_seconds * 1000),
             "security_protocol": self.security_protocol,
         }
+        if self.group_instance_id is not None:
+            config["group_instance_id"] = self.group_instance_id
         if self.sasl_mechanism is not None:
             config["sasl_mechanism"] = self.sasl_mechanism
         if self.sasl_plain_username is not None:

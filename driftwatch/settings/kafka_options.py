@@ -16,6 +16,7 @@ _OWNED_CLIENT_OPTIONS: Mapping[str, str] = {
     "bootstrap_servers": "kafka.bootstrap_servers",
     "group_id": "kafka.group_id",
     "client_id": "kafka.client_id",
+    "group_instance_id": "kafka.group_instance_id",
     "max_poll_records": "kafka.poll_batch",
     "auto_offset_reset": "kafka.auto_offset_reset",
     "max_poll_interval_ms": "kafka.max_poll_interval_ms",
@@ -62,7 +63,7 @@ _OBJECT_CLIENT_OPTIONS = frozenset({
 nothing YAML or an environment variable can hold, and the agent decodes records itself."""
 
 _OPTIONAL_STRING_CLIENT_OPTIONS = frozenset({
-    "group_instance_id", "ssl_ciphers", "sasl_kerberos_name", "sasl_kerberos_domain_name",
+    "ssl_ciphers", "sasl_kerberos_name", "sasl_kerberos_domain_name",
     "proxy_url", "socks5_proxy",
 })
 """Options that default to None and otherwise take a string."""

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 import yaml
 
-from driftwatch.settings import read_settings_file
+from driftwatch.settings import load_settings, read_settings_file
 from tests.conftest import require_tool, tool_missing
 from tests.helm import values_schema
 
@@ -567,6 +567,29 @@ def test_replicas_get_a_disruption_budget(chart: Any) -> None:
     assert "PodDisruptionBudget" not in kinds(render(chart, {}))
 
 
+def test_static_membership_names_each_member_after_its_pod(
+    chart: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """staticMembership: kafka.group_instance_id is each Pod's name (the Downward API), so a
+    container restarted in its Pod rejoins as the member it was; the settings file with that
+    variable set, as the Pod gets it, reaches the consumer."""
+    def env(objects: Manifests) -> dict[str, Any]:
+        pod = one(objects, "Deployment")["spec"]["template"]["spec"]
+        return {e["name"]: e for e in agent_container(pod)["env"]}
+
+    assert "DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID" not in env(render(chart, SCALED))
+    objects = render(chart, {**SCALED, "staticMembership": True})
+    assert env(objects)["DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID"] == {
+        "name": "DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    path = tmp_path / "driftwatch.yaml"
+    path.write_text(settings_text(objects))
+    pod_name = f"{RELEASE}-driftwatch-5d8f7c9b6-x2k4q"
+    monkeypatch.setenv("DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID", pod_name)
+    settings = load_settings(path, check_files=False)
+    assert settings.kafka.consumer_config()["group_instance_id"] == pod_name
+
+
 def test_settings_change_rolls_the_pods(chart: Any) -> None:
     def checksum(values: dict[str, Any]) -> str:
         deployment = one(render(chart, values), "Deployment")
@@ -833,6 +856,11 @@ TEMPLATE_REFUSALS = [
      "prometheusRule.alerts.DriftwatchNoEvent: no such alert in files/alerts.yaml"),
     ({"serviceMonitor": {"enabled": True}, "podMonitor": {"enabled": True}},
      "serviceMonitor.enabled and podMonitor.enabled: choose one"),
+    ({"staticMembership": True, "settings": {"kafka": {"assignment": "all_partitions"}}},
+     "staticMembership needs a consumer group"),
+    ({"mode": "sidecar", "staticMembership": True}, "staticMembership needs a consumer group"),
+    ({"settings": {"kafka": {"group_instance_id": "pod-0"}}},
+     "settings.kafka.group_instance_id would give every replica one id"),
     ({"mode": "sidecar", "networkPolicy": {"enabled": True}},
      "networkPolicy.enabled needs mode: standalone"),
 ]

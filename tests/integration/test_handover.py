@@ -25,6 +25,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient
 
+from driftwatch.exits import EXIT_INVALID
 from driftwatch.settings import Settings
 from driftwatch.simulate import generate
 from tests.broker import Broker
@@ -201,6 +202,11 @@ def holdings(agent: AgentProcess) -> list[tuple[str, frozenset[int]]]:
             for found in HOLDINGS.finditer(agent.output())]
 
 
+def moves(agent: AgentProcess) -> list[tuple[str, frozenset[int]]]:
+    """:func:`holdings` without the empty revokes of an eager assignor's every join."""
+    return [change for change in holdings(agent) if change[1]]
+
+
 def restores(agent: AgentProcess) -> list[int]:
     """The models of each restore from the state topic the agent completed, in order."""
     return [int(n) for n in re.findall(r"restored (\d+) model\(s\) of", agent.output())]
@@ -316,3 +322,73 @@ def test_twelve_partitions_three_agents_a_kill_and_a_return_stay_exact(
     wait_assignment(broker.bootstrap, "twelve", everyone)
     produce(broker.bootstrap, rest)
     assert_union_is_reference(list(agents.values()), records)
+
+
+def test_a_static_member_killed_and_started_again_takes_its_partitions_back_without_a_rebalance(
+    broker: Broker, start_agent: StartAgent
+) -> None:
+    """``kafka.group_instance_id`` (static membership, KIP-345): agent b is SIGKILLed
+    mid-stream and started again with the same id before its session times out, as
+    Kubernetes restarts a killed container in its Pod. The group does not rebalance: agent a
+    keeps its partitions (no revoke, no assignment after the kill), b's second life is given
+    back exactly its own and restores their models from the state topic, and the union of the
+    agents' /metrics equals one uninterrupted agent's. (The session timeout is raised so
+    that a slow restart on a loaded machine stays inside it.)"""
+    create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
+    records = keyed_stream(46, 500)
+    first, rest = records[: len(records) // 2], records[len(records) // 2:]
+    agents = {name: start_agent(name, KAFKA | {"kafka": {
+        "topics": [TOPIC], "client_id": name, "assignment_strategy": "range",
+        "session_timeout_ms": 30_000, "heartbeat_interval_ms": 1_000,
+        "group_instance_id": f"driftwatch-{name}"}}, group="static")
+        for name in ("a", "b")}
+    for agent in agents.values():
+        agent.wait_ready()
+
+    def held(agent: AgentProcess) -> frozenset[int]:
+        changes = moves(agent)
+        return changes[-1][1] if changes and changes[-1][0] == "assigned" else frozenset()
+
+    # Not DescribeGroups: Tansu's answer breaks kafka-python's parsing of it.
+    wait_for(lambda: len(held(agents["a"])) == len(held(agents["b"])) == 2, JOIN_S,
+             "two partitions each", diagnostics=lambda: agents["a"].output() + agents["b"].output())
+    own = {name: held(agent) for name, agent in agents.items()}
+    settled = {name: len(moves(agent)) for name, agent in agents.items()}
+    sigkill_mid_stream(agents["b"], lambda: produce(broker.bootstrap, first, 8.0),
+                       processed=300, what="agent b has events and a save")
+    agents["b"].start().wait_ready()
+    produce(broker.bootstrap, rest)
+    assert_union_is_reference(list(agents.values()), records)
+
+    assert moves(agents["a"])[settled["a"]:] == [], agents["a"].output()
+    assert moves(agents["b"])[settled["b"]:] == [("assigned", own["b"])], agents["b"].output()
+    per_partition = len(MODELS) // PARTITIONS
+    assert restores(agents["b"])[-1] == 2 * per_partition, agents["b"].output()
+
+
+@pytest.mark.brokers("apache", reason="Tansu 0.6 does not fence a replaced static member: "
+                     "it accepts the older one's commits (docs/brokers.md, differences)")
+def test_two_agents_given_one_group_instance_id_the_replaced_one_stops_naming_the_setting(
+    broker: Broker, start_agent: StartAgent
+) -> None:
+    """A second agent that joins with the ``kafka.group_instance_id`` of a running one takes
+    its place (KIP-345: the broker fences the older member). The older one cannot read on:
+    it exits 2, as for any setting the brokers refuse, naming the setting, while the newer
+    one reads every partition."""
+    create_topics(broker.bootstrap, TOPIC, partitions=PARTITIONS)
+    same = KAFKA | {"kafka": {"topics": [TOPIC], "assignment_strategy": "range",
+                              "group_instance_id": "driftwatch-0"}}
+    older = start_agent("older", same, group="fenced")
+    older.wait_ready()
+    newer = start_agent("newer", same, group="fenced")
+    newer.wait_ready()
+    assert moves(newer)[-1] == ("assigned", frozenset(range(PARTITIONS))), newer.output()
+    # kafka-python stops the older one's heartbeats but not its fetches: what tells it is the
+    # first commit it tries, after the first save of records it read.
+    records = keyed_stream(47, 100)
+    produce(broker.bootstrap, records)
+    code = older.wait_exit(JOIN_S)
+    assert code == EXIT_INVALID, older.output()
+    assert "FencedInstanceIdError" in older.output()
+    assert "kafka.group_instance_id" in older.output()
+    assert_union_is_reference([newer], records)

@@ -173,10 +173,23 @@ Renders nothing; fails the release with a message naming the key.
 {{- end }}
 {{- end }}
 
-{{/* The agent's environment: the settings file, Secret-backed credentials, extraEnv. */}}
+{{/* The agent's environment: the settings file, the static member's name (its Pod's),
+Secret-backed credentials, extraEnv. */}}
 {{- define "driftwatch.env" -}}
 - name: DRIFTWATCH_CONFIG
   value: {{ include "driftwatch.configFile" . | quote }}
+{{- if (.Values.settings.kafka).group_instance_id }}
+{{- fail "settings.kafka.group_instance_id would give every replica one id (they would fence each other): set staticMembership, which takes each Pod's name" }}
+{{- end }}
+{{- if .Values.staticMembership }}
+{{- if eq (include "driftwatch.settingsDict" . | fromYaml).kafka.assignment "all_partitions" }}
+{{- fail "staticMembership needs a consumer group: kafka.assignment all_partitions (sidecar.wholeStream's default) joins none" }}
+{{- end }}
+- name: DRIFTWATCH_KAFKA__GROUP_INSTANCE_ID
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- end }}
 {{- with .Values.secrets.kafka }}
 {{- if and .name .saslUsernameKey }}
 - name: DRIFTWATCH_KAFKA__SASL_PLAIN_USERNAME
