@@ -5,8 +5,10 @@ models, each keyed to one partition (as a producer keying by model gets). The pr
 union of the agents' final ``/metrics`` (each model on exactly one agent; rejection counts
 summed) equals what one agent that never stopped shows, the pure monitors fed every record
 once. Checked after a restart with an empty disk, after a SIGKILL of one of two agents,
-across a scale from one agent to three and back to one, and (Apache Kafka) with twelve
-partitions shared by three agents, one of them killed and back.
+across a scale from one agent to three and back to one, (Apache Kafka) with twelve
+partitions shared by three agents, one of them killed and back, and with static members
+(``kafka.group_instance_id``): a killed one back without a rebalance, and (Apache Kafka)
+a replaced one that stops.
 
 The longer versions: ``benchmarks/handover.py`` (a dozen kills, also with twelve partitions
 and three agents) and ``benchmarks/state_topic.py`` (more data).
