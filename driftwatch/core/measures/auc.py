@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterable
-from itertools import repeat
 
+import numpy as np
+import numpy.typing as npt
 from sortedcontainers import SortedList
 
 DEFAULT_LIST_LIMIT = 10_000
@@ -279,22 +279,24 @@ class AUCPairs:
                 if len(neg) > self._list_limit:
                     self._to_sorted()
 
-    def assign(self, positives: Iterable[float], negatives: Iterable[float]) -> None:
+    def assign(self, positives: npt.NDArray[np.float64], negatives: npt.NDArray[np.float64]
+               ) -> None:
         """Hold exactly these scores (any order) instead of the current ones. O(n log n).
 
         The bulk form of a run of edits: what a window catching up on more events than a
-        fraction of its size does (:meth:`PrequentialWindow._settle
+        fraction of its size does, or a restored one (:meth:`PrequentialWindow._hold
         <driftwatch.core.window.PrequentialWindow>`). Both classes are sorted once; each
-        positive x then earns 2·#(negatives < x) + #(negatives = x), which is
-        ``bisect_left + bisect_right`` of x in the sorted negatives, both summed by C-level
-        ``map`` with no Python step per score. The count is a function of the multiset, so it
-        equals what any sequence of :meth:`add` and :meth:`remove` reaching the same scores
-        gives; the layout is the plain lists unless a class exceeds ``list_limit``.
+        positive x then earns 2·#(negatives < x) + #(negatives = x), which is the left plus
+        the right insertion point of x in the sorted negatives: two vectorized searches, no
+        Python step per score. The count is a function of the multiset, so it equals what
+        any sequence of :meth:`add` and :meth:`remove` reaching the same scores gives; the
+        layout is the plain lists unless a class exceeds ``list_limit``.
         """
-        pos, neg = sorted(positives), sorted(negatives)
+        pos_sorted, neg_sorted = np.sort(positives), np.sort(negatives)
+        self._halfcredits = int(np.searchsorted(neg_sorted, pos_sorted, "left").sum()
+                                + np.searchsorted(neg_sorted, pos_sorted, "right").sum())
+        pos, neg = pos_sorted.tolist(), neg_sorted.tolist()
         count = len(pos)
-        self._halfcredits = (sum(map(bisect_left, repeat(neg, count), pos))
-                             + sum(map(bisect_right, repeat(neg, count), pos)))
         self._positives, self._negatives = count, len(neg)
         if count > self._list_limit or len(neg) > self._list_limit:
             self._sorted = (SortedList(pos), SortedList(neg))
