@@ -24,7 +24,10 @@ configuration:
 - handover gap: from the kill until every model the killed agent exported is exported again
   by some agent's ``/metrics``, all scraped at once: the end of the round of scrapes that found
   them all. The time since the end of the round before, which missed one, is printed as its
-  resolution (±);
+  resolution (±). That end includes the round's own transfer, decompression and parsing
+  (tens of MB with four agents, on the loaded cores), so the gap is also given by the
+  round's start ("asked at"): when its requests went out, the moment a Prometheus scrape
+  would have found every model, within the time since the start of the round before;
 - the longest loop pause: the highest bucket of ``driftwatch_loop_pause_seconds`` with an
   observation, over every agent (the killed one scraped just before the kill), and how many
   pauses were longer than 0.5 s (issue 25's target). A pause is the loop's time between two
@@ -340,6 +343,11 @@ class Result:
     """The slowest restore of the whole run (the first starts and evictions included)."""
     gap_s: float = float("nan")
     gap_round_s: float = float("nan")
+    gap_asked_s: float = float("nan")
+    """The gap by the start of the round that found every model (when its requests went
+    out, as a Prometheus scrape at that moment would have found them): without the
+    round's own transfer, decompression and parsing, which :attr:`gap_s` includes."""
+    gap_asked_round_s: float = float("nan")
     pause_s: float = float("nan")
     long_pauses: float = float("nan")
     pauses: float = float("nan")
@@ -516,10 +524,12 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
             victim.launch()  # the replacement, as Kubernetes restarts a killed container
             owned = set(before.processed)
             pauses.append(before.pauses)
-            missed_at = [killed_at]  # the end of the last round that missed a model
+            # The end and the start of the last round that missed a model.
+            missed_at = [killed_at, killed_at]
 
             def handed_over() -> bool:
                 exported: set[str] = set()
+                asked = time.monotonic()
                 for each in agents.scrapes():
                     if each is not None:
                         exported |= each.processed.keys()
@@ -527,8 +537,10 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
                 if owned <= exported:
                     result.gap_s = now - killed_at
                     result.gap_round_s = now - missed_at[0]
+                    result.gap_asked_s = asked - killed_at
+                    result.gap_asked_round_s = asked - missed_at[1]
                     return True
-                missed_at[0] = now
+                missed_at[:] = [now, asked]
                 return False
 
             agents.wait(handed_over, left(), "handover of the killed agent's models",
@@ -601,7 +613,8 @@ def row(kind: str, fleet: Fleet, result: Result) -> str:
     return (f"| {broker_label(kind)} | {result.agents} | {fleet.models} / {fleet.partitions} "
             f"| {_rate(*result.before)} | {_rate(*result.during)} "
             f"| {kill} | {restore} | {per_partition} | {result.slowest_restore_s:.2f} "
-            f"| {result.gap_s:.1f} (± {result.gap_round_s:.1f}) "
+            f"| {result.gap_s:.1f} (± {result.gap_round_s:.1f}); asked at "
+            f"{result.gap_asked_s:.1f} (± {result.gap_asked_round_s:.1f}) "
             f"| ≤ {result.pause_s:g} | {result.long_pauses:.0f} of {result.pauses:.0f} "
             f"| {' / '.join(f'{r:.0f}' for r in result.rss_mib)} "
             f"| {scrapes}{cut_off} "
@@ -613,7 +626,9 @@ HEADER = ("| broker | agents | models / partitions | produced before the agents 
           "| produced while they run | read when one is killed "
           "| slowest restore after the kill, s | per partition, s "
           "| slowest restore of the run, s "
-          "| handover gap, s (± since the last round that missed one) | longest loop pause, s "
+          "| handover gap, s: at the end of the round of scrapes that found every model (± "
+          "since the end of the last that missed one); asked at: when that round's requests "
+          "went out (± since the last's) | longest loop pause, s "
           f"| pauses > {PAUSE_TARGET_S} s (of all) | RSS per agent, MiB | final scrape per agent "
           "| \"partitions assigned\" / \"lost\" (evicted) log lines "
           "| union of /metrics = reference | minutes |")

@@ -40,5 +40,8 @@ def test_a_small_fleet_killed_mid_stream_hands_over_exactly(broker: Broker,
                                timeout_s=JOIN_S * 3)
     assert result.killed_mid_stream
     assert not math.isnan(result.gap_s), "the killed agent's models came back"
+    # By the start of the round that found them: no later than its end, no earlier than
+    # the kill.
+    assert 0 < result.gap_asked_s <= result.gap_s
     assert result.restores, "the replacement or the survivor restored from the state topic"
     assert result.equal == "yes"
