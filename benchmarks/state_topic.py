@@ -28,6 +28,10 @@ restore in one go (``load``, every :meth:`Monitor.restore` and its first snapsho
 publish: before, the rebalance callback did this and the loop stood still for all of it):
 total time and the longest slice, which is the longest the loop pauses for a restore.
 
+``python -c "import benchmarks.state_topic as b; b.whole_fleet_only()"`` restores all
+10 000 models (every input partition: a lone replica after a restart) the same way, at
+``metrics.per_model`` ``standard``, on Apache Kafka (``whole_fleet_only("tansu")``: Tansu).
+
 ``python -m benchmarks state_topic`` (``--quick``: 1 and 100 models; 1 250 models over 8
 partitions).
 """
@@ -39,8 +43,10 @@ import logging
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from typing import Any
 
+from benchmarks.brokers import open_broker
 from benchmarks.checkpoint import WINDOW, _monitors
 from driftwatch.agent.handover import RESTORE_SLICE_S
 from driftwatch.agent.loop import Agent
@@ -118,7 +124,8 @@ def fleet_payloads(total: int, only: int | None = None) -> list[dict[str, Any]]:
     for partition in range(FLEET_PARTITIONS) if only is None else (only,):
         tp = ("events", partition)
         partitioned = PartitionStates()
-        named = {f"p{partition}-{model}": state for model, state in states.items()}
+        named = {f"p{partition}-{model}": {**state, "model": f"p{partition}-{model}"}
+                 for model, state in states.items()}
         for model in named:
             partitioned.take(model, tp, 0)
         payloads.append(partitioned.payload(named, {tp: 1500 * per_partition}))
@@ -170,47 +177,59 @@ def fleet(bootstrap: str, total: int) -> None:
               f"| {row['restore'] / before:.2f} |")
 
 
-def sliced(bootstrap: str, total: int = FLEET, repeats: int = 3) -> None:
+def sliced(bootstrap: str, total: int = FLEET, repeats: int = 3,
+           partitions: Sequence[int] = (3,), per_model: str = "all") -> None:
     """The restore-in-slices table (module docstring): input partition 3's models only, in an
     8-partition topic (``python -c "import benchmarks.state_topic as b; b.sliced_only()"``
-    runs this part alone)."""
-    topic = f"sliced-{total}"
+    runs this part alone); ``partitions``: those input partitions' models (every one: what
+    a lone replica restores after a restart, :func:`whole_fleet_only`), exported at
+    ``metrics.per_model`` ``per_model`` (the first snapshot of each is part of a restore)."""
+    topic = f"sliced-{total}-{len(partitions)}"
     writer = StateTopicStore({"bootstrap_servers": bootstrap}, topic,
                              partitions=FLEET_PARTITIONS, request_timeout_s=60.0)
     try:
-        writer.save(fleet_payloads(total, only=3)[0])
+        for partition in partitions:
+            writer.save(fleet_payloads(total, only=partition)[0])
     finally:
         writer.close()
+    models = total // FLEET_PARTITIONS * len(partitions)
+    assigned = {TopicPartition("events", p) for p in partitions}
     one_go, whole, longest, slices = [], [], [], []
     for _ in range(repeats):
-        reader = StateTopicStore({"bootstrap_servers": bootstrap}, topic,
-                                 request_timeout_s=60.0)
-        started = time.perf_counter()
-        for state in reader.load([("events", 3)]).monitors.values():
-            Monitor.restore(state, config=CONFIG).snapshot()  # the publish that followed
-        one_go.append(time.perf_counter() - started)
+        if per_model == "all":  # what the rebalance callback did, at the level it had
+            reader = StateTopicStore({"bootstrap_servers": bootstrap}, topic,
+                                     request_timeout_s=60.0)
+            started = time.perf_counter()
+            for state in reader.load(sorted(assigned)).monitors.values():
+                Monitor.restore(state, config=CONFIG).snapshot()  # the publish that followed
+            one_go.append(time.perf_counter() - started)
         agent = Agent(Settings(kafka={"bootstrap_servers": [bootstrap], "topics": ["events"]},
-                               checkpoint={"backend": "kafka", "topic": topic}))
+                               checkpoint={"backend": "kafka", "topic": topic},
+                               limits={"max_models": max(models, 1000)},
+                               metrics={"per_model": per_model}))
         handover = agent.handover
         assert handover is not None and isinstance(agent.checkpointer.store, StateTopicStore)
         agent.checkpointer.store.ensure_topic()  # the first contact's check
         times = []
-        handover.queue({TopicPartition("events", 3)})
+        handover.queue(assigned)
         while handover.restoring:
             started = time.perf_counter()
             handover.step(RESTORE_SLICE_S)
             times.append(time.perf_counter() - started)
-        assert len(agent.monitors.export_state()) == total // FLEET_PARTITIONS
+        assert len(agent.monitors.export_state()) == models
         whole.append(sum(times))
         longest.append(max(times))
         slices.append(len(times))
         agent.checkpointer.store.close()
-    print(f"| restore input partition 3 ({total // FLEET_PARTITIONS} models, d = 1000), "
+    which = f"input partition {partitions[0]}" if len(partitions) == 1 else \
+        f"{len(partitions)} input partitions"
+    print(f"| restore {which} ({models} models, d = 1000, metrics.per_model {per_model}), "
           f"median of {repeats} | total | longest loop pause | slices |")
     print("|---|---|---|---|")
-    print(f"| in one go (load, Monitor.restore, first snapshot: in the rebalance callback, "
-          "before) "
-          f"| {statistics.median(one_go):.2f} s | {statistics.median(one_go):.2f} s | 1 |")
+    if one_go:
+        print(f"| in one go (load, Monitor.restore, first snapshot: in the rebalance "
+              "callback, before) "
+              f"| {statistics.median(one_go):.2f} s | {statistics.median(one_go):.2f} s | 1 |")
     print(f"| in slices of {RESTORE_SLICE_S} s between polls (Handover.step, now) "
           f"| {statistics.median(whole):.2f} s | {statistics.median(longest):.3f} s "
           f"| {statistics.median(slices):.0f} |")
@@ -274,3 +293,14 @@ def sliced_only() -> None:
     logging.getLogger("kafka").setLevel(logging.ERROR)
     with EmbeddedBroker() as broker:
         sliced(broker.bootstrap)
+
+
+def whole_fleet_only(broker: str = "apache", repeats: int = 1) -> None:
+    """The restore of all 10 000 models (8 input partitions) in slices at export level
+    ``standard``, what a lone replica restarted does, on ``broker`` (``apache``: Apache
+    Kafka, what the fleet benchmark runs; ``tansu``): ``python -c "import
+    benchmarks.state_topic as b; b.whole_fleet_only()"``."""
+    logging.getLogger("kafka").setLevel(logging.ERROR)
+    with open_broker(broker) as opened:
+        sliced(opened.bootstrap, repeats=repeats, partitions=range(FLEET_PARTITIONS),
+               per_model="standard")
