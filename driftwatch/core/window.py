@@ -47,9 +47,9 @@ COMPACT_STATE_VERSION = 2
 """Version of the compact format (``export_state(compact=True)``): the events' scores as
 one base64 string of little-endian doubles and their labels and predictions as one string
 of digits, instead of a list per event. What a monitor's state holds: at d = 1 000 it is a
-third of the bytes, and decoding it (one ``json`` string, one array view of the bytes) takes a
-small part of the plain format's parse and per-event checks, which were most of a restore's
-time. Restore reads both versions and refuses any other."""
+third of the bytes, and decoding it (one ``json`` string, array operations on its bytes)
+takes a small part of the plain format's parse and per-event checks, which were most of a
+restore's time. Restore reads both versions and refuses any other."""
 
 _STATE_KEYS = frozenset({"version", "size", "threshold", "events", "label_before_window"})
 _COMPACT_KEYS = frozenset({"version", "size", "threshold", "scores", "cells",
