@@ -40,12 +40,16 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
+import re
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
+import driftwatch.kafka.source as source_module
 from benchmarks.brokers import open_broker
 from benchmarks.checkpoint import WINDOW, _monitors
 from driftwatch.agent.handover import RESTORE_SLICE_S
@@ -57,6 +61,7 @@ from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.settings import Settings
 from driftwatch.state.checkpoint import CheckpointStore
 from driftwatch.state.topic import StateTopicStore
+from tests.integration.helpers import create_topics
 
 MODELS = (1, 100, 1000)
 QUICK_MODELS = (1, 100)
@@ -304,3 +309,82 @@ def whole_fleet_only(broker: str = "apache", repeats: int = 1) -> None:
     with open_broker(broker) as opened:
         sliced(opened.bootstrap, repeats=repeats, partitions=range(FLEET_PARTITIONS),
                per_model="standard")
+
+
+def in_loop(bootstrap: str, topic: str, held_poll_s: float) -> float:
+    """Seconds from assignment to resumption (the agent's "restored" log line) of every input
+    partition of the 10 000 models saved in ``topic``, restored by a real agent's loop
+    (:class:`~driftwatch.kafka.source.KafkaSource`, its polls between the slices waiting at
+    most ``held_poll_s``), at ``metrics.per_model`` ``standard``."""
+    found: list[float] = []
+
+    class Restored(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            took = re.search(r"restored \d+ model\(s\) of 8 partition\(s\) .* in ([0-9.]+) s",
+                             record.getMessage())
+            if took:
+                found.append(float(took.group(1)))
+
+    handler = Restored(logging.INFO)
+    handover_log = logging.getLogger("driftwatch.agent.handover")
+    handover_log.addHandler(handler)
+    handover_log.setLevel(logging.INFO)
+    source_module.HELD_POLL_TIMEOUT_S = held_poll_s
+    agent = Agent(Settings(kafka={"bootstrap_servers": [bootstrap], "topics": ["events"],
+                                  "group_id": f"in-loop-{time.time_ns()}"},
+                           checkpoint={"backend": "kafka", "topic": topic},
+                           metrics={"per_model": "standard", "port": 0},
+                           limits={"max_models": FLEET}))
+    stop = threading.Event()
+    thread = threading.Thread(target=agent.run, args=(stop,))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 600
+        while not found and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        thread.join()
+        handover_log.removeHandler(handler)
+    assert found, "no restore of the 8 partitions logged"
+    return found[0]
+
+
+def _in_loop_process(bootstrap: str, topic: str, held_poll_s: float,
+                     results: Any) -> None:
+    logging.getLogger("kafka").setLevel(logging.ERROR)
+    results.put(in_loop(bootstrap, topic, held_poll_s))
+
+
+def in_loop_only(broker: str = "apache", runs: int = 2) -> None:
+    """The restore of all 10 000 models by a real agent's loop, the held polls between its
+    slices waiting at most 20 ms (before) and :data:`~driftwatch.kafka.source.
+    HELD_POLL_TIMEOUT_S` (now), alternately, each in a process of its own (a process that
+    restored once is slower the next time: its heap holds the first agent's monitors):
+    ``python -c "import benchmarks.state_topic as b; b.in_loop_only()"``."""
+    logging.getLogger("kafka").setLevel(logging.ERROR)
+    now = source_module.HELD_POLL_TIMEOUT_S
+    context = multiprocessing.get_context("spawn")
+    with open_broker(broker) as opened:
+        create_topics(opened.bootstrap, "events", partitions=FLEET_PARTITIONS)
+        writer = StateTopicStore({"bootstrap_servers": opened.bootstrap}, "in-loop",
+                                 partitions=FLEET_PARTITIONS, request_timeout_s=60.0)
+        try:
+            for payload in fleet_payloads(FLEET):
+                writer.save(payload)
+        finally:
+            writer.close()
+        print(f"| restore of 8 input partitions (10 000 models, d = 1000, standard) in the "
+              f"agent's loop, assignment to resumption | held polls wait ≤ 20 ms (before) "
+              f"| ≤ {now * 1000:g} ms (now) |")
+        print("|---|---|---|")
+        for run in range(runs):
+            took = []
+            for held_poll_s in (0.02, now):
+                results = context.Queue()
+                process = context.Process(target=_in_loop_process, args=(
+                    opened.bootstrap, "in-loop", held_poll_s, results))
+                process.start()
+                took.append(results.get(timeout=900))
+                process.join()
+            print(f"| run {run + 1} | {took[0]:.2f} s | {took[1]:.2f} s |", flush=True)

@@ -60,9 +60,13 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
-HELD_POLL_TIMEOUT_S = 0.02
+HELD_POLL_TIMEOUT_S = 0.002
 """A poll's longest wait while partitions are held (``hold_assigned``): the caller prepares
-them between polls, a slice at a time, and should not idle a second between slices."""
+them between polls, a slice at a time (a restore's are 0.1 s), and should not idle between
+slices. With 20 ms the replacement of a lone agent spent about a sixth of its restore of
+10 000 models in polls (benchmarks/results.md, state_topic). A short wait does not break a
+rebalance: kafka-python runs the rebalance callbacks inside a poll, and a join that a short
+poll leaves unfinished is awaited again by the next, not sent anew."""
 
 
 class KafkaSource:
