@@ -30,7 +30,9 @@ total time and the longest slice, which is the longest the loop pauses for a res
 
 ``python -c "import benchmarks.state_topic as b; b.whole_fleet_only()"`` restores all
 10 000 models (every input partition: a lone replica after a restart) the same way, at
-``metrics.per_model`` ``standard``, on Apache Kafka (``whole_fleet_only("tansu")``: Tansu).
+``metrics.per_model`` ``standard``, on Apache Kafka (``whole_fleet_only("tansu")``: Tansu);
+``b.in_loop_only()`` has a real agent's loop restore them (its Kafka source, the polls
+between the slices included), with the held polls' old and new longest waits alternately.
 
 ``python -m benchmarks state_topic`` (``--quick``: 1 and 100 models; 1 250 models over 8
 partitions).
