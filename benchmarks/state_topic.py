@@ -43,7 +43,6 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing
-import re
 import statistics
 import tempfile
 import threading
@@ -314,42 +313,34 @@ def whole_fleet_only(broker: str = "apache", repeats: int = 1) -> None:
 
 
 def in_loop(bootstrap: str, topic: str, held_poll_s: float) -> float:
-    """Seconds from assignment to resumption (the agent's "restored" log line) of every input
+    """Seconds from assignment to resumption (:attr:`~driftwatch.agent.handover.Handover.
+    last_restore_seconds_per_partition`, what the "restored" log line says) of every input
     partition of the 10 000 models saved in ``topic``, restored by a real agent's loop
     (:class:`~driftwatch.kafka.source.KafkaSource`, its polls between the slices waiting at
     most ``held_poll_s``), at ``metrics.per_model`` ``standard``."""
-    found: list[float] = []
-
-    class Restored(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            took = re.search(r"restored \d+ model\(s\) of 8 partition\(s\) .* in ([0-9.]+) s",
-                             record.getMessage())
-            if took:
-                found.append(float(took.group(1)))
-
-    handler = Restored(logging.INFO)
-    handover_log = logging.getLogger("driftwatch.agent.handover")
-    handover_log.addHandler(handler)
-    handover_log.setLevel(logging.INFO)
     source_module.HELD_POLL_TIMEOUT_S = held_poll_s
     agent = Agent(Settings(kafka={"bootstrap_servers": [bootstrap], "topics": ["events"],
                                   "group_id": f"in-loop-{time.time_ns()}"},
                            checkpoint={"backend": "kafka", "topic": topic},
                            metrics={"per_model": "standard", "port": 0},
                            limits={"max_models": FLEET}))
+    handover = agent.handover
+    assert handover is not None
     stop = threading.Event()
     thread = threading.Thread(target=agent.run, args=(stop,))
     thread.start()
     try:
         deadline = time.monotonic() + 600
-        while not found and thread.is_alive() and time.monotonic() < deadline:
+        while handover.last_restore_seconds_per_partition is None and thread.is_alive() \
+                and time.monotonic() < deadline:
             time.sleep(0.2)
+        restored = len(agent.monitors.by_model)
     finally:
         stop.set()
         thread.join()
-        handover_log.removeHandler(handler)
-    assert found, "no restore of the 8 partitions logged"
-    return found[0]
+    per_partition = handover.last_restore_seconds_per_partition
+    assert per_partition is not None and restored == FLEET, (per_partition, restored)
+    return per_partition * FLEET_PARTITIONS
 
 
 def _in_loop_process(bootstrap: str, topic: str, held_poll_s: float,
