@@ -12,16 +12,22 @@ cyclic garbage of the moment; objects dropped later are still freed by their ref
 counts. The loop settles the heap after each publish round and each restore slice, so a
 full pass only scans what was created since.
 
-What it costs: a reference cycle that is alive when frozen and dies later is never
-collected. The agent's own objects make none; kafka-python's connections and futures may,
-once per reconnect or rebalance, a few kilobytes.
+What it costs: a reference cycle that is alive when frozen and dies later is not
+collected while the agent runs. The agent's own objects make none; kafka-python's
+connections and futures may, once per reconnect or rebalance, a few kilobytes. When the
+agent stops, :func:`release` unfreezes everything, so a process that goes on (the Python
+API, a tool or a test that builds several agents) collects the agent it dropped; the agent
+holds reference cycles (its handover and its loop refer to each other), which frozen would
+have stayed for the life of the process, monitors and all. The permanent generation is the
+process's, not the agent's: what else was frozen (a pre-fork server's ``gc.freeze``) is
+unfrozen too.
 """
 
 from __future__ import annotations
 
 import gc
 
-__all__ = ["settle"]
+__all__ = ["release", "settle"]
 
 
 def settle() -> None:
@@ -29,3 +35,9 @@ def settle() -> None:
     (O(young objects); the freeze itself is a list splice)."""
     gc.collect(1)
     gc.freeze()
+
+
+def release() -> None:
+    """Unfreeze everything (the agent stopped): its objects are collected again once
+    unreachable, cycles included."""
+    gc.unfreeze()

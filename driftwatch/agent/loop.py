@@ -42,7 +42,7 @@ from typing import Any
 from driftwatch.agent.checkpointer import Checkpointer, checkpoint_store
 from driftwatch.agent.comparisons import Comparisons
 from driftwatch.agent.handover import RESTORE_SLICE_S, Handover
-from driftwatch.agent.heap import settle
+from driftwatch.agent.heap import release, settle
 from driftwatch.agent.join_shards import record_joins
 from driftwatch.agent.positions import BEYOND_LOG_END, Positions
 from driftwatch.agent.publish import SnapshotPublisher, lag_seconds
@@ -211,6 +211,7 @@ class Agent:
             BrokerRefused: the brokers refuse the agent's settings (TLS, SASL, an ACL).
         """
         with ExitStack() as resources:
+            resources.callback(release)  # last: what the run froze may be collected again
             source = self._start(resources)
             while not stop.is_set():
                 records = source.poll()
