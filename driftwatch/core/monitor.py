@@ -458,11 +458,17 @@ class Monitor:
                 f"versions 1 to {STATE_VERSION}"
             )
         try:
-            saved = MonitorConfig.from_dict(state["config"])
-            if version != STATE_VERSION:
-                return cls._reconfigured(state, config or saved)
-            if config is not None and config != saved:
-                return cls._reconfigured(state, config)
+            if config is not None and version == STATE_VERSION \
+                    and state["config"] == config.saved_form():
+                # Saved with this very configuration (the agent restoring its models):
+                # nothing to parse, check and compare again, model after model.
+                saved = config
+            else:
+                saved = MonitorConfig.from_dict(state["config"])
+                if version != STATE_VERSION:
+                    return cls._reconfigured(state, config or saved)
+                if config is not None and config != saved:
+                    return cls._reconfigured(state, config)
             monitor = cls(state["model"], saved)
             monitor._window = _window_from_state(state["window"])
             monitor._events = int(state["events"])

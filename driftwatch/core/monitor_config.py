@@ -14,6 +14,7 @@ CUSUM) are argued where they are defined.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -349,12 +350,32 @@ class MonitorConfig:
                         else EstimationConfig.from_dict(data["estimation"])),
         )
 
+    def saved_form(self) -> dict[str, Any]:
+        """This configuration as a saved monitor state holds it once read back: :meth:`to_dict`
+        through JSON (tuples become lists). Worked out once per configuration object (the last
+        :data:`_SAVED_FORMS_KEPT` asked for are kept): a restore compares each model's saved
+        configuration with the agent's, and thousands of models share one."""
+        kept = _SAVED_FORMS.get(id(self))
+        if kept is not None and kept[0] is self:
+            return kept[1]
+        form: dict[str, Any] = json.loads(json.dumps(self.to_dict(), allow_nan=True))
+        if len(_SAVED_FORMS) >= _SAVED_FORMS_KEPT:
+            _SAVED_FORMS.clear()
+        _SAVED_FORMS[id(self)] = (self, form)
+        return form
+
     def min_effect(self, measure: str) -> float:
         """The minimum effect of a blocks watch of ``measure``, in the measure's units: its
         indifference zone (:mod:`driftwatch.core.zone`)."""
         return self.min_effect_auc if measure == "auc" else self.min_effect_rate
 
 
+
+
+_SAVED_FORMS_KEPT = 64
+_SAVED_FORMS: dict[int, tuple[MonitorConfig, dict[str, Any]]] = {}
+""":meth:`MonitorConfig.saved_form`'s, by the configuration's id (the configuration is kept
+with its form, so an id is never taken for another object's)."""
 
 
 def build_detectors(watch: Watch) -> list[Detector]:

@@ -12,6 +12,7 @@ import pytest
 
 from driftwatch.core.blocks import AUCStandardizer, BlockCollector
 from driftwatch.core.detectors import registry
+from driftwatch.core.estimation.config import EstimationConfig
 from driftwatch.core.events import Event
 from driftwatch.core.monitor import (
     ERROR_STREAM,
@@ -530,3 +531,45 @@ def test_update_values_is_update(watches: tuple[Watch, ...]) -> None:
     assert any(alarms)
     assert [by_values.update_values(e.y_true, e.y_score, e.y_pred, e.ts) for e in events] == alarms
     assert repr(by_values.snapshot()) == repr(by_event.snapshot())
+
+
+@pytest.mark.parametrize("chosen", [
+    config(),
+    config(adaptive_window=True),
+    Settings().monitoring.monitor_config("m"),
+    MonitorConfig(estimation=EstimationConfig(first_n=500)),
+], ids=["window watches", "adaptive window", "defaults", "estimation"])
+def test_a_monitor_restored_with_the_configuration_it_was_saved_with_takes_it_as_it_is(
+        chosen: MonitorConfig) -> None:
+    """The agent restores every model with its own configuration: when the saved one is the
+    same (read back from JSON, as the state topic and the file hold it), the monitor takes
+    the agent's object itself, without parsing or comparing, and continues exactly as if it
+    had been parsed; an equal configuration that is another object is taken too. (A
+    different one reconfigures the monitor:
+    test_restore_with_changed_settings_keeps_the_window_and_counters.)"""
+    events = stream(9, 1200, drop_at=600)
+    original = Monitor("m", chosen)
+    for event in events[:900]:
+        original.update(event)
+    state = json.loads(json.dumps(original.export_state()))
+    assert state["config"] == chosen.saved_form()
+    restored = Monitor.restore(state, config=chosen)
+    assert restored.config is chosen
+    twin = MonitorConfig.from_dict(chosen.saved_form())
+    assert twin == chosen and Monitor.restore(state, config=twin).config is twin
+    parsed = Monitor.restore(state)
+    for event in events[900:]:
+        assert restored.update(event) == parsed.update(event) == original.update(event)
+    assert json.dumps(restored.export_state()) == json.dumps(parsed.export_state()) \
+        == json.dumps(original.export_state())
+
+
+def test_saved_forms_are_kept_per_configuration_object() -> None:
+    """The form is worked out once per object, and an object's form is never another's
+    (a configuration dropped and its id reused)."""
+    first = config()
+    assert first.saved_form() is first.saved_form()
+    for size in range(100, 300):  # past the forms kept: they are forgotten, not mixed up
+        each = config(window_size=size)
+        assert each.saved_form()["window_size"] == size
+    assert first.saved_form() == json.loads(json.dumps(first.to_dict()))
