@@ -468,11 +468,12 @@ class Agents:
 def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
                       expected: Mapping[tuple[str, Labels], float], *, seed: int = 25,
                       overrides: Mapping[str, Any] | None = None, producers: int = PRODUCERS,
-                      produce_seconds: float = 0.0, timeout_s: float = 3600.0,
-                      static: bool = False) -> Result:
+                      produce_seconds: float = 0.0, rate: float = 0.0,
+                      timeout_s: float = 3600.0, static: bool = False) -> Result:
     """One configuration on a topic and group (so a state topic) of its own: a random share
     (:data:`KILL_SHARE`) of every model's events produced, ``count`` agents started; the rest
-    produced (over about ``produce_seconds``) while they read; once every agent has saved
+    produced while they read, over about ``produce_seconds`` or at about ``rate`` records a
+    second, whichever is slower (both 0: as fast as the producers go); once every agent has saved
     and the first share is read, a random 0 to 3 s later one agent is SIGKILLed and started
     again; then wait until the whole stream is read and measure (module docstring). A
     configuration not done within ``timeout_s`` (a group that churns for ever) is reported
@@ -501,8 +502,10 @@ def run_configuration(bootstrap: str, fleet: Fleet, count: int, directory: Path,
         try:
             for agent in agents.processes:
                 agent.wait_ready(left())
+            seconds = max(produce_seconds,
+                          (fleet.total - result.before[0]) / rate if rate > 0 else 0.0)
             rest = background.submit(produce_fleet, bootstrap, topic, fleet, first, fleet.events,
-                                     producers=producers, seconds=produce_seconds)
+                                     producers=producers, seconds=seconds)
 
             def ready_to_kill() -> bool:
                 scrapes = agents.scrapes()
@@ -638,7 +641,7 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
           producers: int = PRODUCERS, timeout_s: float = 1800.0,
           assignment_strategy: str = "range", per_model: str = "all",
           logs: Path | None = None, static: bool = False,
-          session_timeout_ms: int | None = None) -> None:
+          session_timeout_ms: int | None = None, rate: float = 0.0) -> None:
     fleet = Fleet(models, events)
     settings = Settings.model_validate({"limits": {"max_models": models},
                                         "metrics": {"per_model": per_model}})
@@ -652,6 +655,8 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
           f"{assignment_strategy}, metrics.per_model {per_model}"
           f"{', static members (kafka.group_instance_id)' if static else ''}"
           f"{f', kafka.session_timeout_ms {session_timeout_ms}' if session_timeout_ms else ''}"
+          "; the rest of the stream produced while they run "
+          f"{f'at about {rate:,.0f} records/s' if rate > 0 else 'as fast as the producers go'}"
           "\n", flush=True)
     kafka: dict[str, Any] = {"assignment_strategy": assignment_strategy}
     if session_timeout_ms:
@@ -669,7 +674,7 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
                     opened.bootstrap, fleet, count, Path(directory), expected,
                     producers=producers, timeout_s=timeout_s,
                     overrides={"kafka": kafka, "metrics": {"per_model": per_model}},
-                    static=static)
+                    static=static, rate=rate)
                 print(row(kind, fleet, result), flush=True)
 
 
@@ -700,6 +705,10 @@ if __name__ == "__main__":
                         "name, kept by its restart after the kill")
     parser.add_argument("--session-timeout-ms", type=int,
                         help="the agents' kafka.session_timeout_ms (default: the setting's)")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="records a second of the part of the stream produced while the "
+                        "agents run (default 0: as fast as the producers go, which keeps every "
+                        "agent catching up; a rate they keep up with is traffic as provisioned)")
     parser.add_argument("--logs", type=Path, help="keep the agents' settings and logs in a "
                         "new directory under this one (default: deleted after the run)")
     args = parser.parse_args()
@@ -707,4 +716,4 @@ if __name__ == "__main__":
           args.agents or (QUICK_AGENTS if args.quick else AGENTS), args.broker, args.events,
           args.producers, 60 * args.minutes if args.minutes else
           QUICK_TIMEOUT_S if args.quick else TIMEOUT_S, args.assignment_strategy,
-          args.per_model, args.logs, args.static, args.session_timeout_ms)
+          args.per_model, args.logs, args.static, args.session_timeout_ms, args.rate)
