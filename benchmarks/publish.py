@@ -4,7 +4,7 @@ For 1 000 and 10 000 models with full default windows (d = 1 000, the default se
 watches), every one moved since the last snapshot (the worst case: each took an event), at
 each export level (``metrics.per_model``):
 
-- **whole** (the loop's publish before, and still ``Agent._publish_snapshot(force=True)``):
+- **whole** (the loop's publish before, and still ``Agent.publish_now()``):
   every moved model's snapshot at once, normalizing every measure whatever the level shows;
   the loop stops for all of it;
 - **in slices** (the loop's publish now, :mod:`driftwatch.agent.publish`): a round of at most

@@ -88,6 +88,11 @@ SNAPSHOT_INTERVAL_S = 1.0
 """How often the loop publishes a fresh snapshot for scrapes. Prometheus scrapes every 15 s
 or so; a snapshot costs one normalization per measure and changed model (tens of µs each)."""
 
+LONG_PAUSE_S = 0.5
+"""A loop pause (the time between two polls) longer than this, issue 25's target, is logged
+with where its time went, so that a pause the histogram ``driftwatch_loop_pause_seconds``
+shows can be traced to its part."""
+
 FINAL_SAVE_ATTEMPTS = 3
 FINAL_SAVE_RETRY_S = 0.5
 """On the way out a failed save is tried again after 0.5 s and 1 s: a passing hiccup (an
@@ -217,15 +222,23 @@ class Agent:
                 records = source.poll()
                 polled = self._clock()
                 if records:
-                    started = self._clock()
                     self.process_batch(records)
-                    self._batch_seconds.observe(self._clock() - started)
+                    self._batch_seconds.observe(self._clock() - polled)
+                processed = self._clock()
                 self._restore_slice()
+                restored = self._clock()
                 self._update_readiness()
                 self._publish_snapshot()
+                published = self._clock()
                 if self.checkpointer.due() or self.checkpointer.sliced is not None:
                     self.checkpoint(whole=False)
-                self._loop_pauses.observe(self._clock() - polled)
+                ended = self._clock()
+                self._loop_pauses.observe(ended - polled)
+                if ended - polled > LONG_PAUSE_S:
+                    log.info("the loop paused %.2f s between two polls: %d record(s) %.2f s, "
+                             "restore %.2f s, publish %.2f s, save %.2f s", ended - polled,
+                             len(records), processed - polled, restored - processed,
+                             published - restored, ended - published)
             log.info("stopping: %s", "nothing consumed since the last save, so nothing to save"
                      if self.positions.offsets == self.checkpointer.durable else
                      "saving a checkpoint and committing the offsets it covers")
@@ -547,19 +560,22 @@ class Agent:
                 log.info("not ready: /readyz answers 503 (%s)",
                          ", ".join(sorted(self.publisher.snapshot.operations.not_ready)))
 
-    def _publish_snapshot(self, *, force: bool = False) -> None:
-        """The loop's publish: when a round is due, refresh the models' snapshots a slice at
-        a time and publish once every model was looked at (:mod:`driftwatch.agent.publish`).
-        With ``force``, refresh every model and publish at once, however long it takes
-        (tests and tools that must see every record processed)."""
+    def publish_now(self) -> None:
+        """Refresh every model's snapshot and publish at once, however long it takes, a
+        round under way included: what tests and tools call that must see on ``/metrics``
+        every record processed so far (the loop publishes in rounds:
+        :meth:`_publish_snapshot`). Call it on the loop's thread, or with the loop stopped."""
         publisher = self.publisher
-        if force:
-            publisher.round = None
-            started = self._clock()
-            self.monitors.snapshots()
-            self._publish_latest()
-            publisher.refresh_seconds = self._clock() - started
-            return
+        publisher.round = None
+        started = self._clock()
+        self.monitors.snapshots()
+        self._publish_latest()
+        publisher.refresh_seconds = self._clock() - started
+
+    def _publish_snapshot(self) -> None:
+        """The loop's publish: when a round is due, refresh the models' snapshots a slice at
+        a time and publish once every model was looked at (:mod:`driftwatch.agent.publish`)."""
+        publisher = self.publisher
         if publisher.round is None:
             if not publisher.due():
                 return

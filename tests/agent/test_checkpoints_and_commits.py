@@ -228,7 +228,7 @@ def test_a_failing_save_is_retried_with_backoff_counted_not_ready_and_never_comm
     assert source.commits_made == [{TopicPartition("events", 0): 10}], "never committed"
     assert agent.checkpointer.durable == {TopicPartition("events", 0): 10}
     assert not agent.ready and not agent.snapshot.ready, "/readyz and the metric agree at once"
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     operations = agent.snapshot.operations
     assert operations.checkpoint_save_failures == 4 and operations.checkpoint_saves == 1
     assert operations.not_ready == {"checkpoint"}
@@ -324,7 +324,7 @@ def test_other_models_are_skipped_counted_and_the_count_survives_a_restart(
     assert agent.rejections.skipped == {"unwatched_model": 3}
     assert agent.rejections.rejected["not_json"] == 1 and agent.positions.offsets == {
         TopicPartition("events", 0): 6}, "skipped records advance the offset"
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     assert agent.snapshot.skipped == {"unwatched_model": 3}
     assert agent.checkpoint()
     restarted = only_a()
@@ -344,7 +344,7 @@ def test_a_position_that_jumps_back_is_counted(tmp_path: Path) -> None:
     agent, _ = make_agent(tmp_path, Clock())
     for offset in (0, 1, 2, 0, 1):
         agent.process(event(offset))
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     assert agent.snapshot.operations.offset_resets == {("events", 0, BEYOND_LOG_END): 1}
     assert agent.monitors.get("m").events == 5, "the new log's records are new events"
 

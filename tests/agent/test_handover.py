@@ -176,7 +176,7 @@ def test_a_partition_revoked_or_stopped_mid_restore_leaves_nothing(broker: Broke
             steps += 1
         assert handover.restoring == {P1}
         agent._update_readiness()
-        agent._publish_snapshot(force=True)
+        agent.publish_now()
         why: Any = agent.snapshot.operations.not_ready_why
         assert why["restoring"].endswith("from the state topic: events[1]"), why
         assert "driftwatch_state_partitions_restoring 1.0" in scrape(agent)
@@ -185,7 +185,7 @@ def test_a_partition_revoked_or_stopped_mid_restore_leaves_nothing(broker: Broke
         else:
             assert agent.checkpoint()  # the final checkpoint of a stop
             handover.close()
-            agent._publish_snapshot(force=True)
+            agent.publish_now()
         text = scrape(agent)
         assert handover.restoring == frozenset()
         assert 'model="m-' not in text and "driftwatch_state_partitions_restoring 0.0" in text

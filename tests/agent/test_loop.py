@@ -6,6 +6,8 @@ here, or from the checkpoint on disk."""
 from __future__ import annotations
 
 import json
+import logging
+import math
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from driftwatch.agent.loop import Agent
+from driftwatch.agent.loop import LONG_PAUSE_S, Agent
 from driftwatch.core.events import Event
 from driftwatch.core.join import Label, Prediction
 from driftwatch.core.monitor import Alarm, Monitor
@@ -362,3 +364,23 @@ def test_every_turn_of_the_loop_records_its_pause_between_two_polls(tmp_path: Pa
     assert pauses.buckets[0] == (0.01, 0)
     assert pauses.buckets[-1][1] == polls
     assert pauses.sum >= 0.05 * polls
+
+
+def test_a_pause_longer_than_half_a_second_is_logged_with_where_its_time_went(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Each turn here takes more than LONG_PAUSE_S (the clock moves 0.2 s at every read):
+    each is logged, its parts (the records, the restore, the publish, the save) adding up to
+    the pause the histogram records."""
+    caplog.set_level(logging.INFO, logger="driftwatch.agent.loop")
+    run = Run(settings(tmp_path), records(stream_values(length=300)), batch=100,
+              clock=TickingClock(0.2))()
+    assert run.error is None
+    logged = [r for r in caplog.records if r.getMessage().startswith("the loop paused")]
+    polls = 300 // 100 + 1
+    assert len(logged) == polls
+    assert [r.args[1] for r in logged] == [100, 100, 100, 0]  # type: ignore[index]
+    for each in logged:
+        total, _, *parts = each.args  # type: ignore[misc]
+        assert total > LONG_PAUSE_S and math.isclose(total, sum(parts))
+    assert sum(r.args[0] for r in logged) == pytest.approx(  # type: ignore[index]
+        run.agent._operations({}).loop_pause_seconds.sum)

@@ -163,5 +163,5 @@ def test_the_agent_publishes_a_round_once_every_model_was_looked_at(tmp_path: Pa
         for m in agent.monitors.by_model.values()]
     assert agent.publisher.refresh_seconds is not None
     assert not agent.publisher.due()  # paced: more than one slice of work
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     assert len(agent.snapshot.monitors) == 120

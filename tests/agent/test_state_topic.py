@@ -36,7 +36,7 @@ def test_a_lost_partition_takes_its_models_and_rejections_off_metrics_at_once() 
         agent.process(record(P0, offset, "zero"))
         agent.process(record(P1, offset, "one"))
     agent.process(Record("events", 1, 10, None, b"not json", 0))
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     text = scrape(agent)
     assert 'model="zero"' in text and 'model="one"' in text
     assert 'driftwatch_events_rejected_total{reason="not_json"} 1.0' in text
@@ -58,7 +58,7 @@ def test_skips_are_saved_per_partition_and_leave_with_it() -> None:
     payload = agent._payload(dict(agent.positions.offsets))
     assert [(tp, meta["skipped"]) for tp, meta in payload["partitions"]] == [(P0, 2), (P1, 4)]
     agent._on_revoked({P1}, True)
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     assert 'driftwatch_events_skipped_total{reason="unwatched_model"} 2.0' in scrape(agent)
 
 
@@ -67,7 +67,7 @@ def test_a_model_on_two_partitions_is_counted() -> None:
     agent.process(record(P0, 0, "spread"))
     agent.process(record(P1, 0, "spread"))
     agent.process(record(P0, 1, "kept"))
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     assert "driftwatch_state_split_models 1.0" in scrape(agent)
     payload = agent._payload(dict(agent.positions.offsets))
     assert payload["models"]["spread"]["home"] == P0
@@ -77,7 +77,7 @@ def test_a_model_on_two_partitions_is_counted() -> None:
 def test_the_file_backend_exports_no_split_count(tmp_path: object) -> None:
     agent = Agent(Settings(checkpoint={"backend": "file", "directory": str(tmp_path)}))
     assert agent.partitioned is None
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     assert "\ndriftwatch_state_split_models " not in scrape(agent)
 
 
@@ -91,7 +91,7 @@ def test_a_lost_partition_takes_its_pending_join_off_metrics_at_once() -> None:
                      "score": 0.5}
             agent.process(Record(tp.topic, tp.partition, offset, None,
                                  json.dumps(value).encode(), 0))
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     assert agent.snapshot.join is not None
     assert dict(agent.snapshot.join.pending) == {"zero": 5, "one": 5}
     agent._on_revoked({P1}, True)

@@ -104,7 +104,7 @@ def uninterrupted(records: list[tuple[int, bytes]]) -> Metrics:
     for partition, value in records:
         agent.process(Record(TOPIC, partition, offsets[partition], None, value, 0))
         offsets[partition] += 1
-    agent._publish_snapshot(force=True)
+    agent.publish_now()
     registry = CollectorRegistry()
     registry.register(SnapshotCollector(lambda: agent.snapshot, agent.settings.alerts.thresholds))
     registry.register(JoinCollector(lambda: agent.snapshot.join))

@@ -26,7 +26,7 @@ def scrape_after(settings: Settings, batch: list[Record]) -> str:
         while polled := source.poll():
             agent.process_batch(polled)
         agent._update_readiness()
-        agent._publish_snapshot(force=True)  # the scrape shows every record processed
+        agent.publish_now()  # the scrape shows every record processed
         with urllib.request.urlopen(agent.metrics_server.url, timeout=10) as response:
             return response.read().decode()
 
