@@ -90,8 +90,9 @@ or so; a snapshot costs one normalization per measure and changed model (tens of
 
 LONG_PAUSE_S = 0.5
 """A loop pause (the time between two polls) longer than this, issue 25's target, is logged
-with where its time went, so that a pause the histogram ``driftwatch_loop_pause_seconds``
-shows can be traced to its part."""
+with where its time went and how much of it the loop's thread ran, so that a pause the
+histogram ``driftwatch_loop_pause_seconds`` shows can be traced to its part, or to a machine
+that gave the loop no core (a pause of little CPU)."""
 
 FINAL_SAVE_ATTEMPTS = 3
 FINAL_SAVE_RETRY_S = 0.5
@@ -220,7 +221,7 @@ class Agent:
             source = self._start(resources)
             while not stop.is_set():
                 records = source.poll()
-                polled = self._clock()
+                polled, polled_cpu = self._clock(), time.thread_time()
                 if records:
                     self.process_batch(records)
                     self._batch_seconds.observe(self._clock() - polled)
@@ -236,9 +237,11 @@ class Agent:
                 self._loop_pauses.observe(ended - polled)
                 if ended - polled > LONG_PAUSE_S:
                     log.info("the loop paused %.2f s between two polls: %d record(s) %.2f s, "
-                             "restore %.2f s, publish %.2f s, save %.2f s", ended - polled,
-                             len(records), processed - polled, restored - processed,
-                             published - restored, ended - published)
+                             "restore %.2f s, publish %.2f s, save %.2f s; its thread ran "
+                             "%.2f s of it (the rest it waited: for a core, the GIL or I/O)",
+                             ended - polled, len(records), processed - polled,
+                             restored - processed, published - restored, ended - published,
+                             time.thread_time() - polled_cpu)
             log.info("stopping: %s", "nothing consumed since the last save, so nothing to save"
                      if self.positions.offsets == self.checkpointer.durable else
                      "saving a checkpoint and committing the offsets it covers")

@@ -370,7 +370,7 @@ def test_a_pause_longer_than_half_a_second_is_logged_with_where_its_time_went(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """Each turn here takes more than LONG_PAUSE_S (the clock moves 0.2 s at every read):
     each is logged, its parts (the records, the restore, the publish, the save) adding up to
-    the pause the histogram records."""
+    the pause the histogram records, with the CPU its thread used meanwhile."""
     caplog.set_level(logging.INFO, logger="driftwatch.agent.loop")
     run = Run(settings(tmp_path), records(stream_values(length=300)), batch=100,
               clock=TickingClock(0.2))()
@@ -380,7 +380,8 @@ def test_a_pause_longer_than_half_a_second_is_logged_with_where_its_time_went(
     assert len(logged) == polls
     assert [r.args[1] for r in logged] == [100, 100, 100, 0]  # type: ignore[index]
     for each in logged:
-        total, _, *parts = each.args  # type: ignore[misc]
+        total, _, *parts, cpu = each.args  # type: ignore[misc]
         assert total > LONG_PAUSE_S and math.isclose(total, sum(parts))
+        assert 0 <= cpu < total  # the real thread's CPU: a ticking clock's turn costs little
     assert sum(r.args[0] for r in logged) == pytest.approx(  # type: ignore[index]
         run.agent._operations({}).loop_pause_seconds.sum)
