@@ -43,8 +43,21 @@ configuration:
   path, which gives the same state as the agent's record by record) and exported by the same
   collector.
 
+Two kinds of traffic while the agents run, each a table of its own in ``python -m benchmarks
+fleet --kill`` (export level ``standard``, the one docs/fleet.md recommends at this size):
+
+- **provisioned**: :data:`PROVISIONED_EVENTS_PER_MODEL_S` events a second per model (20 000
+  records a second at 10 000 models), which the agents keep up with on this project's
+  2-core machine, as agents in production are sized to keep up with their stream: after the
+  first share is read they read as it comes, and a replacement's restore meets only the
+  survivors' live traffic;
+- **saturated**: as fast as the producers go (``--rate 0``, the only kind before), more
+  than the agents read: every agent is catching up throughout, so a replacement restores
+  beside three agents, a broker and two producers using every cycle of the two cores. The
+  worst case, and a measure of the machine as much as of the agent.
+
 ``python -m benchmarks.fleet_kill --models 2000 --agents 1 2 --broker tansu --minutes 15`` for
-other sizes.
+other sizes, ``--rate`` for other traffic.
 """
 
 from __future__ import annotations
@@ -95,6 +108,10 @@ MODELS = 10_000
 QUICK_MODELS = 1_000
 EVENTS_PER_MODEL = 1_100
 """Above the default window (1 000), so every window is full when the stream is read."""
+PROVISIONED_EVENTS_PER_MODEL_S = 2.0
+"""The provisioned traffic (module docstring): 20 000 records a second at 10 000 models,
+well under what four agents read on two cores beside the broker and the producers (the 11
+million records of a saturated run in about 4 minutes, at least 45 000 a second)."""
 AGENTS = (1, 2, 4)
 QUICK_AGENTS = (2,)
 PRODUCERS = 2
@@ -679,8 +696,12 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
 
 
 def main(quick: bool = False, broker: str = "apache") -> None:
-    table(QUICK_MODELS if quick else MODELS, QUICK_AGENTS if quick else AGENTS, broker,
-          timeout_s=QUICK_TIMEOUT_S if quick else TIMEOUT_S)
+    """Both kinds of traffic (module docstring) at export level ``standard``."""
+    models = QUICK_MODELS if quick else MODELS
+    for rate in (PROVISIONED_EVENTS_PER_MODEL_S * models, 0.0):
+        table(models, QUICK_AGENTS if quick else AGENTS, broker, per_model="standard",
+              timeout_s=QUICK_TIMEOUT_S if quick else TIMEOUT_S, rate=rate)
+        print()
 
 
 if __name__ == "__main__":
