@@ -658,7 +658,7 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
           producers: int = PRODUCERS, timeout_s: float = 1800.0,
           assignment_strategy: str = "range", per_model: str = "all",
           logs: Path | None = None, static: bool = False,
-          session_timeout_ms: int | None = None, rate: float = 0.0) -> None:
+          session_timeout_ms: int | None = None, rate: float = 0.0, seed: int = 25) -> None:
     fleet = Fleet(models, events)
     settings = Settings.model_validate({"limits": {"max_models": models},
                                         "metrics": {"per_model": per_model}})
@@ -691,7 +691,7 @@ def table(models: int, agent_counts: Sequence[int], broker: str, events: int = E
                     opened.bootstrap, fleet, count, Path(directory), expected,
                     producers=producers, timeout_s=timeout_s,
                     overrides={"kafka": kafka, "metrics": {"per_model": per_model}},
-                    static=static, rate=rate)
+                    static=static, rate=rate, seed=seed)
                 print(row(kind, fleet, result), flush=True)
 
 
@@ -730,6 +730,9 @@ if __name__ == "__main__":
                         help="records a second of the part of the stream produced while the "
                         "agents run (default 0: as fast as the producers go, which keeps every "
                         "agent catching up; a rate they keep up with is traffic as provisioned)")
+    parser.add_argument("--seed", type=int, default=25,
+                        help="draws the share read before the kill, the moment and the victim "
+                        "(the stream is the same whatever the seed)")
     parser.add_argument("--logs", type=Path, help="keep the agents' settings and logs in a "
                         "new directory under this one (default: deleted after the run)")
     args = parser.parse_args()
@@ -737,4 +740,5 @@ if __name__ == "__main__":
           args.agents or (QUICK_AGENTS if args.quick else AGENTS), args.broker, args.events,
           args.producers, 60 * args.minutes if args.minutes else
           QUICK_TIMEOUT_S if args.quick else TIMEOUT_S, args.assignment_strategy,
-          args.per_model, args.logs, args.static, args.session_timeout_ms, args.rate)
+          args.per_model, args.logs, args.static, args.session_timeout_ms, args.rate,
+          args.seed)
