@@ -60,6 +60,10 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
+SLOW_PROBE_S = 0.5
+"""A lag probe (one ``ListOffsets`` request, which the loop waits for) that takes longer than
+this is logged: the loop pauses for it (issue 25's pause target)."""
+
 HELD_POLL_TIMEOUT_S = 0.002
 """A poll's longest wait while partitions are held (``hold_assigned``): the caller prepares
 them between polls, a slice at a time (a restore's are 0.1 s), and should not idle between
@@ -508,6 +512,10 @@ class KafkaSource:
         self._offsets.lag, self._lag_at = lag, self.clock()
         self._probe_at = self._lag_at + self.probe_interval_s
         self._health.succeeded()
+        if self._lag_at - now > SLOW_PROBE_S:
+            log.info("the broker took %.2f s to give the end offsets of %d partition(s); the "
+                     "loop waited for it (a lag probe, every %g s)", self._lag_at - now,
+                     len(partitions), self.probe_interval_s)
 
     def _assign_all(self, consumer: Any) -> None:
         """Whole-stream mode: assign every known partition of ``topics``, adding new ones."""

@@ -8,6 +8,7 @@ Tansu holds a JoinGroup for up to the rebalance timeout, which kafka-python take
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -20,7 +21,7 @@ from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 from driftwatch.decoding.decoder import Rejected
 from driftwatch.kafka.offsets import TopicPartition
 from driftwatch.kafka.producers import AlarmPublisher, DeadLetter
-from driftwatch.kafka.source import KafkaSource, Record
+from driftwatch.kafka.source import SLOW_PROBE_S, KafkaSource, Record
 from driftwatch.replay.kafka_range import KafkaRangeSource
 from driftwatch.replay.sources import SourceError
 from tests.broker import Broker, BrokerFactory, free_port
@@ -456,6 +457,32 @@ def test_lag_follows_consumption_between_probes(broker: Broker) -> None:
         produce(broker.bootstrap, values("b", 5))
         poll_until([source], lambda got: len(got) >= 5)
         assert source.lag(refresh=False) == {(TOPIC, 0): 0}
+
+
+def test_a_slow_lag_probe_is_logged(broker: Broker, monkeypatch: pytest.MonkeyPatch,
+                                    caplog: pytest.LogCaptureFixture) -> None:
+    """A probe the loop waits for longer than SLOW_PROBE_S (here: a broker whose answer is
+    held for 0.6 s) is logged with its length; a quick one is not."""
+    create_topic(broker.bootstrap)
+    produce(broker.bootstrap, values("a", 5))
+    caplog.set_level(logging.INFO, logger="driftwatch.kafka.source")
+    with make_source(broker.bootstrap, probe_interval_s=600.0) as source:
+        poll_until([source], lambda got: len(got) >= 5)
+        source.lag(refresh=False)
+        source._probe_at = 0.0  # due now
+        source.lag()
+        assert not [r for r in caplog.records if "end offsets" in r.getMessage()]
+        measure = source._offsets.measure_lag
+
+        def held(*args: Any) -> dict[tuple[str, int], int]:
+            time.sleep(SLOW_PROBE_S + 0.1)
+            return measure(*args)
+
+        monkeypatch.setattr(source._offsets, "measure_lag", held)
+        source._probe_at = 0.0
+        assert source.lag() == {(TOPIC, 0): 0}
+    slow = [r for r in caplog.records if "end offsets" in r.getMessage()]
+    assert len(slow) == 1 and slow[0].args[0] > SLOW_PROBE_S  # type: ignore[index]
 
 
 def test_broker_loss_and_return(broker: Broker) -> None:
