@@ -16,11 +16,14 @@ What it costs: a reference cycle that is alive when frozen and dies later is not
 collected while the agent runs. The agent's own objects make none; kafka-python's
 connections and futures may, once per reconnect or rebalance, a few kilobytes. When the
 agent stops, :func:`release` unfreezes everything, so a process that goes on (the Python
-API, a tool or a test that builds several agents) collects the agent it dropped; the agent
-holds reference cycles (its handover and its loop refer to each other), which frozen would
-have stayed for the life of the process, monitors and all. The permanent generation is the
-process's, not the agent's: what else was frozen (a pre-fork server's ``gc.freeze``) is
-unfrozen too.
+API, a tool or a test that builds several agents) can collect the agent it dropped: the
+agent holds reference cycles (its handover and its loop refer to each other), which frozen
+would have stayed for the life of the process, monitors and all. Being cycles, they go at
+the collector's next full pass, which CPython runs rarely; a process that builds agents one
+after another and wants the memory back at once calls ``gc.collect()`` after dropping one
+(three restores of 10 000 models in one process took 7.0, 12.6 and 13.0 s, and 6.8, 6.8
+and 6.9 s with a collection after each). The permanent generation is the process's, not the
+agent's: what else was frozen (a pre-fork server's ``gc.freeze``) is unfrozen too.
 """
 
 from __future__ import annotations
