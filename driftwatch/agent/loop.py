@@ -222,10 +222,11 @@ class Agent:
             while not stop.is_set():
                 records = source.poll()
                 polled, polled_cpu = self._clock(), time.thread_time()
+                processed = polled
                 if records:
                     self.process_batch(records)
-                    self._batch_seconds.observe(self._clock() - polled)
-                processed = self._clock()
+                    processed = self._clock()
+                    self._batch_seconds.observe(processed - polled)
                 self._restore_slice()
                 restored = self._clock()
                 self._update_readiness()
